@@ -1,0 +1,68 @@
+//go:build mage
+// +build mage
+
+// Targets for building, testing and running Substrate Density.
+//
+//	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
+//	mage testAll       every check CI runs (the README's test command)
+//	mage export DIR    density export of a run directory (flags as env vars)
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
+
+	// mage:import
+	build "github.com/grafana/grafana-plugin-sdk-go/build"
+)
+
+// Default builds the linux backend (the full cross-platform build is `mage buildAll`).
+var Default = build.Build.Linux
+
+// TestAll runs every check: Go vet and format, the Go tests with the race
+// detector (pkg, cmd and internal), the frontend type check, lint, tests and
+// build, and the linux backend build.
+func TestAll() error {
+	mg.SerialDeps(GoChecks, GoTest, Frontend, build.Build.Linux)
+	return nil
+}
+
+// GoChecks runs go vet and fails on files gofmt would change.
+func GoChecks() error {
+	if err := sh.RunV("go", "vet", "./..."); err != nil {
+		return err
+	}
+	out, err := sh.Output("gofmt", "-l", "pkg", "cmd", "internal", "Magefile.go")
+	if err != nil {
+		return err
+	}
+	if out != "" {
+		return fmt.Errorf("gofmt would change:\n%s", out)
+	}
+	return nil
+}
+
+// GoTest runs every Go test with the race detector.
+func GoTest() error {
+	return sh.RunV("go", "test", "-race", "-count=1", "-timeout", "20m", "./...")
+}
+
+// Frontend type-checks, lints, tests and builds the frontend into dist/.
+func Frontend() error {
+	for _, script := range []string{"typecheck", "lint", "test:ci", "build"} {
+		if err := sh.RunV("npm", "run", script); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Export harvests the run in runDir (flags come from environment variables,
+// see README "mage export").
+func Export(runDir string) error {
+	_ = os.Getenv
+	return fmt.Errorf("export: not implemented yet")
+}

@@ -1,0 +1,77 @@
+package percentile
+
+import (
+	"math"
+	"testing"
+)
+
+func f(x float64) *float64 { return &x }
+
+func eq(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func TestOfSpecExamples(t *testing.T) {
+	seq := make([]float64, 200)
+	for i := range seq {
+		seq[i] = float64(i + 1)
+	}
+	tests := []struct {
+		name string
+		in   []float64
+		want Summary
+	}{
+		{"empty", nil, Summary{}},
+		{"only NaN and Inf", []float64{math.NaN(), math.Inf(1), math.Inf(-1)}, Summary{}},
+		{"two values p50 biased up", []float64{2, 1}, Summary{f(1), f(2), f(2), f(2), f(2), f(2), f(1.5)}},
+		{"1..200", seq, Summary{f(1), f(101), f(181), f(191), f(199), f(200), f(100.5)}},
+		{"single", []float64{0.12345}, Summary{f(0.1235), f(0.1235), f(0.1235), f(0.1235), f(0.1235), f(0.1235), f(0.1235)}},
+		{"NaN dropped before ranking", []float64{3, math.NaN(), 1, 2}, Summary{f(1), f(2), f(3), f(3), f(3), f(3), f(2)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Of(tc.in)
+			gv, wv := got.Values(), tc.want.Values()
+			for i := range gv {
+				if !eq(gv[i], wv[i]) {
+					t.Errorf("%s: got %v want %v", Keys[i], deref(gv[i]), deref(wv[i]))
+				}
+			}
+		})
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestRoundLikePython(t *testing.T) {
+	tests := []struct {
+		x    float64
+		d    int
+		want float64
+	}{
+		{0.03125, 4, 0.0312}, // exact tie -> even
+		{0.03135, 4, 0.0314}, // binary value is above the tie
+		{2.675, 2, 2.67},     // binary value is below the tie
+		{0.5, 0, 0},
+		{1.5, 0, 2},
+		{-0.00001, 4, 0},
+		{123.456789, 4, 123.4568},
+		{1e-05, 4, 0},
+	}
+	for _, tc := range tests {
+		if got := Round(tc.x, tc.d); got != tc.want {
+			t.Errorf("Round(%v,%d) = %v, want %v", tc.x, tc.d, got, tc.want)
+		}
+	}
+	if !math.IsNaN(Round(math.NaN(), 4)) {
+		t.Error("NaN must pass through")
+	}
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what builds and tests need on a fresh Debian machine of this kind
+# (root, Go, Node 20, npm): Prometheus, VictoriaMetrics and etcd from Debian,
+# frontend dependencies from npm, and a cached kube-apiserver for the
+# Kubernetes tests. Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_pkgs=()
+command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_pkgs+=(prometheus)
+command -v victoria-metrics >/dev/null || apt_pkgs+=(victoria-metrics)
+command -v etcd >/dev/null || apt_pkgs+=(etcd-server)
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${apt_pkgs[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends "${apt_pkgs[@]}"
+fi
+# The Debian packages start services on install where systemd runs; the tests
+# start their own servers on free loopback ports, so nothing else is needed.
+
+echo "setup: go mod download"
+go mod download
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund
+fi
+
+if [ -x scripts/kube-apiserver.sh ]; then
+  echo "setup: kube-apiserver (cached build)"
+  scripts/kube-apiserver.sh >/dev/null
+fi
+echo "setup: done"
