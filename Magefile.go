@@ -9,11 +9,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
+
+	"github.com/substrate/density/pkg/export"
 
 	// mage:import
 	build "github.com/grafana/grafana-plugin-sdk-go/build"
@@ -60,9 +63,16 @@ func Frontend() error {
 	return nil
 }
 
-// Export harvests the run in runDir (flags come from environment variables,
-// see README "mage export").
-func Export(runDir string) error {
-	_ = os.Getenv
-	return fmt.Errorf("export: not implemented yet")
+// Export harvests the run in runDir like `density export --run-dir runDir`;
+// every other flag comes from the environment variable named like it in
+// upper snake case (PROMETHEUS_URL, ATELET_LAG_S, CLUSTER_FACTS=false, ...).
+func Export(ctx context.Context, runDir string) error {
+	o, err := export.FromEnv(runDir, os.Getenv)
+	if err != nil {
+		return mg.Fatalf(export.ExitUsage, "mage export: %v", err)
+	}
+	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != export.ExitOK {
+		return mg.Fatalf(code, "mage export: exit %d", code)
+	}
+	return nil
 }

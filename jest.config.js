@@ -2,7 +2,19 @@
 // generally used by snapshots, but can affect specific tests
 process.env.TZ = 'UTC';
 
+const base = require('./.config/jest.config');
+const { grafanaESModules, nodeModulesToTransform } = require('./.config/jest/utils');
+
+// The scaffold's swc transform, reused for the extra patterns below.
+const swcTransform = base.transform['^.+\\.(t|j)sx?$'];
+
 module.exports = {
   // Jest configuration provided by Grafana scaffolding
-  ...require('./.config/jest.config'),
+  ...base,
+  transform: {
+    ...base.transform,
+    // d3-* (pulled in by @grafana/data) ship .mjs files; jest must compile them too.
+    '^.+\\.mjs$': swcTransform,
+  },
+  transformIgnorePatterns: [nodeModulesToTransform([...grafanaESModules])],
 };

@@ -1,9 +1,12 @@
 import { DataSourcePlugin } from '@grafana/data';
-import { DataSource } from './datasource';
+
 import { ConfigEditor } from './components/ConfigEditor';
 import { QueryEditor } from './components/QueryEditor';
-import { MyQuery, MyDataSourceOptions } from './types';
+import { DataSource } from './datasource';
+import { DensityOptions, DensityQuery, DensitySecureJsonData } from './types';
 
-export const plugin = new DataSourcePlugin<DataSource, MyQuery, MyDataSourceOptions>(DataSource)
+// Variable and annotation editors are wired through DataSource.variables and
+// DataSource.annotations.
+export const plugin = new DataSourcePlugin<DataSource, DensityQuery, DensityOptions, DensitySecureJsonData>(DataSource)
   .setConfigEditor(ConfigEditor)
   .setQueryEditor(QueryEditor);

@@ -1,34 +1,175 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-export interface MyQuery extends DataQuery {
-  queryText?: string;
-  constant: number;
+// The query model, settings keys and defaults of ../shared/spec/datasource.md.
+// Names here are the wire names: provisioning files, dashboards and the Go
+// backend (pkg/plugin) depend on them, so they never get renamed for style.
+
+/** Every query type the backend mux serves, in the order the picker lists them. */
+export const QUERY_TYPES = [
+  'packing',
+  'psi',
+  'snapshots',
+  'activeActors',
+  'workingSet',
+  'oomEvents',
+  'clusterFacts',
+  'frontier',
+  'summary',
+  'runs',
+  'tests',
+  'annotations',
+] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+export const SCOPES = ['node', 'pod'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const RESOURCES = ['cpu', 'memory', 'io'] as const;
+export type Resource = (typeof RESOURCES)[number];
+
+export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
+export type Block = (typeof BLOCKS)[number];
+
+/** `run: "range"`: the dashboard time range is the run window (per-run types) or selects the catalogued runs starting in it (runs, frontier, summary). */
+export const RUN_RANGE = 'range';
+/** `run: "latest"`: the newest run across catalogs (optionally of one test name). */
+export const RUN_LATEST = 'latest';
+
+export interface DensityQuery extends DataQuery {
+  queryType?: QueryType;
+  /** A run id, `latest`, `range`, a `$variable`, or a list of ids (a multi-value variable). */
+  run?: string | string[];
+  /** psi only. */
+  scope?: Scope;
+  /** psi only. */
+  resource?: Resource;
+  /** workingSet only. */
+  block?: Block;
+  /** Filter for runs, frontier, summary and annotations. */
+  testName?: string;
+  /** Filter for runs, frontier, summary and annotations. */
+  tag?: string;
 }
 
-export const DEFAULT_QUERY: Partial<MyQuery> = {
-  constant: 6.5,
+/** The query a new panel starts with: packing over the dashboard range. */
+export const DEFAULT_QUERY: Partial<DensityQuery> = {
+  queryType: 'packing',
+  run: RUN_RANGE,
 };
 
-export interface DataPoint {
-  Time: number;
-  Value: number;
+/**
+ * Options a query type gets when the user picks it in the editor. They are
+ * written into the query (not left to backend defaults) so a saved dashboard
+ * says what it shows.
+ */
+export const QUERY_TYPE_DEFAULTS: Partial<Record<QueryType, Partial<DensityQuery>>> = {
+  psi: { scope: 'node', resource: 'cpu' },
+  workingSet: { block: 'node' },
+};
+
+/** The variable query model (runs doubles as the variable query; tests is the second one). */
+export type VariableQueryType = 'runs' | 'tests';
+export interface DensityVariableQuery extends DataQuery {
+  queryType: VariableQueryType;
+  testName?: string;
+  tag?: string;
+}
+export const DEFAULT_VARIABLE_QUERY: Omit<DensityVariableQuery, 'refId'> = { queryType: 'runs' };
+
+export type KubernetesAccess = 'off' | 'inCluster' | 'kubeconfig' | 'token';
+
+/** jsonData of a datasource instance. Unset keys mean "use the default below". */
+export interface DensityOptions extends DataSourceJsonData {
+  /** Results store URL: a local path, file://, gs://, s3:// or azblob://. */
+  resultsStore?: string;
+  discoverRuns?: boolean;
+  userCountQuery?: string;
+  runGapSeconds?: number;
+  ateletLagSeconds?: number;
+  timeoutSeconds?: number;
+  maxConcurrentQueries?: number;
+  workerPool?: string;
+  workerNamespace?: string;
+  workerContainer?: string;
+  workerPodRegex?: string;
+  ateletNamespace?: string;
+  ateletContainer?: string;
+  kubernetesAccess?: KubernetesAccess;
+  kubeconfigPath?: string;
+  kubeContext?: string;
+  kubernetesURL?: string;
+  liveFactsMaxAgeSeconds?: number;
+  cacheEntries?: number;
+  maxResponseBytes?: number;
+  // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
+  tlsAuth?: boolean;
+  tlsAuthWithCACert?: boolean;
+  tlsSkipVerify?: boolean;
+  serverName?: string;
+  /** Custom headers (e.g. X-Scope-OrgID): name N here, value N in secureJsonData. */
+  [headerName: `httpHeaderName${number}`]: string | undefined;
 }
 
-export interface DataSourceResponse {
-  datapoints: DataPoint[];
+/** secureJsonData: write-only from the browser; Grafana only reports which keys are set. */
+export interface DensitySecureJsonData {
+  basicAuthPassword?: string;
+  bearerToken?: string;
+  /** A pasted kubeconfig, for kubeconfig mode without a path. */
+  kubeconfig?: string;
+  kubernetesToken?: string;
+  kubernetesCACert?: string;
+  tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
+  [headerValue: `httpHeaderValue${number}`]: string | undefined;
 }
+
+const MiB = 1024 * 1024;
 
 /**
- * These are options configured for each DataSource instance
+ * Defaults of every setting (server-telemetry.md, runs.md, cluster-facts.md,
+ * datasource.md). The editor shows them as placeholders and never writes them
+ * into jsonData: the backend applies the same values to unset keys.
  */
-export interface MyDataSourceOptions extends DataSourceJsonData {
-  path?: string;
-}
+export const DEFAULTS = {
+  discoverRuns: true,
+  userCountQuery: 'sum(locust_users)',
+  runGapSeconds: 120,
+  ateletLagSeconds: 70,
+  /** Without timeoutSeconds an instant query gets 5 s and a range query 8 s; the one setting overrides both. */
+  timeoutInstantSeconds: 5,
+  timeoutRangeSeconds: 8,
+  maxConcurrentQueries: 8,
+  workerPool: 'benchmark-ateom',
+  workerNamespace: 'benchmark-workloads',
+  workerContainer: 'ateom',
+  workerPodRegex: 'benchmark-ateom.*',
+  ateletNamespace: 'ate-system',
+  ateletContainer: 'atelet',
+  /**
+   * Kubernetes is off until someone opts in: a Grafana server rarely runs
+   * with cluster credentials, and "off" makes every Kubernetes fact null with
+   * a notice rather than an error on each query.
+   */
+  kubernetesAccess: 'off' as KubernetesAccess,
+  liveFactsMaxAgeSeconds: 3600,
+  cacheEntries: 256,
+  maxResponseBytes: 64 * MiB,
+} as const;
 
-/**
- * Value that is used in the backend, but never sent over HTTP to the frontend
- */
-export interface MySecureJsonData {
-  apiKey?: string;
+export const BYTES_PER_MIB = MiB;
+
+/** One run as listed by the backend resource `GET /runs` (snake_case as in the runs frame). */
+export interface RunInfo {
+  id: string;
+  test_name?: string;
+  tag?: string;
+  /** Unix seconds. */
+  start?: number;
+  end?: number;
+  steady_start?: number;
+  steady_end?: number;
+  peak_users?: number | null;
+  locust_exit_code?: number | null;
 }

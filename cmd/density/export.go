@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
+
+	"github.com/substrate/density/pkg/export"
 )
 
-// runExport is replaced by the export implementation (pkg/export).
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "density export: not implemented yet")
-	return 2
+	return export.Main(ctx, args, export.DefaultEnv(stdout, stderr))
 }

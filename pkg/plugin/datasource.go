@@ -1,116 +1,279 @@
+// Package plugin is the Grafana adapter of the density engine: one
+// datasource instance per Grafana datasource, a query-type mux with one
+// handler per query type, frames, annotations, variables, resources, health
+// and a cache of harvested blocks. Every number comes from pkg/harvest (the
+// same code as `density export`); this package only shapes it.
 package plugin
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
-	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/substrate/density/pkg/models"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/runs"
 )
 
-// Make sure Datasource implements required interfaces. This is important to do
-// since otherwise we will only get a not implemented error response from plugin in
-// runtime. In this example datasource instance implements backend.QueryDataHandler,
-// backend.CheckHealthHandler interfaces. Plugin should not implement all these
-// interfaces - only those which are required for a particular task.
+// The interfaces Grafana calls.
 var (
 	_ backend.QueryDataHandler      = (*Datasource)(nil)
 	_ backend.CheckHealthHandler    = (*Datasource)(nil)
+	_ backend.CallResourceHandler   = (*Datasource)(nil)
 	_ instancemgmt.InstanceDisposer = (*Datasource)(nil)
 )
 
-// NewDatasource creates a new datasource instance.
-func NewDatasource(_ context.Context, _ backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	return &Datasource{}, nil
+// Datasource is one datasource instance. Settings are loaded and validated
+// once, when Grafana creates the instance; an invalid configuration does
+// not fail the instance: health reports it and every query answers with it,
+// so the user sees which setting to fix.
+type Datasource struct {
+	settings    Settings
+	settingsErr error
+
+	prom     *promql.Client
+	promErr  error
+	httpc    *http.Client
+	catalogs *runs.Catalogs
+	storeErr error
+	kube     kubernetes.Interface
+	kubeErr  error
+
+	mux       *datasource.QueryTypeMux
+	resources backend.CallResourceHandler
+	cache     *blockCache
+	// slots bounds the queries of this instance computed at once (Prometheus
+	// requests are bounded separately by the promql client).
+	slots chan struct{}
+
+	now func() time.Time
+
+	closeOnce sync.Once
 }
 
-// Datasource is an example datasource which can respond to data queries, reports
-// its health and has streaming skills.
-type Datasource struct{}
+// NewDatasource is the instance factory handed to datasource.Manage.
+func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	return newDatasource(ctx, s, time.Now)
+}
 
-// Dispose here tells plugin SDK that plugin wants to clean up resources when a new instance
-// created. As soon as datasource settings change detected by SDK old datasource instance will
-// be disposed and a new one will be created using NewSampleDatasource factory function.
+func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, now func() time.Time) (*Datasource, error) {
+	d := &Datasource{now: now, catalogs: &runs.Catalogs{}}
+	d.settings, d.settingsErr = LoadSettings(s)
+	d.cache = newBlockCache(max(d.settings.CacheEntries, 0))
+	d.slots = make(chan struct{}, max(d.settings.MaxConcurrentQueries, 1))
+	d.mux = d.newMux()
+	d.resources = httpadapter.New(d.resourceMux())
+	if d.settingsErr != nil {
+		log.DefaultLogger.FromContext(ctx).Warn("invalid datasource settings", "error", d.settingsErr)
+		return d, nil
+	}
+	cfg := d.settings
+
+	d.httpc, d.promErr = HTTPClient(ctx, s, cfg)
+	if d.promErr == nil {
+		d.prom, d.promErr = promql.New(promql.Config{
+			URL:              cfg.PrometheusURL,
+			HTTPClient:       d.httpc,
+			InstantTimeout:   cfg.Timeout,
+			RangeTimeout:     cfg.Timeout,
+			MaxInFlight:      cfg.MaxConcurrentQueries,
+			MaxResponseBytes: cfg.MaxResponseBytes,
+		})
+	}
+	if d.prom != nil {
+		d.catalogs.Discovery = runs.NewDiscovery(d.prom, cfg.UserCountQuery, cfg.RunGapSeconds)
+		d.catalogs.DiscoverRuns = cfg.DiscoverRuns
+	}
+	if cfg.ResultsStore != "" {
+		// A store that cannot be opened (missing directory, bad
+		// credentials) leaves the other catalogs working; health and the
+		// queries that need it say why.
+		d.catalogs.Store, d.storeErr = runs.OpenStore(ctx, cfg.ResultsStore)
+	}
+	if cfg.Kube.Access != KubeOff {
+		d.kube, d.kubeErr = cluster.NewClient(cfg.Kube.access(cfg.Timeout))
+	}
+	return d, nil
+}
+
+// access converts the settings to pkg/cluster's form.
+func (k Kube) access(timeout time.Duration) cluster.Access {
+	a := cluster.Access{Mode: k.Access, KubeconfigPath: k.ConfigPath, Context: k.Context, URL: k.URL, Token: k.Token, Timeout: timeout}
+	if k.Kubeconfig != "" {
+		a.Kubeconfig = []byte(k.Kubeconfig)
+	}
+	if k.CACert != "" {
+		a.CACert = []byte(k.CACert)
+	}
+	return a
+}
+
+// Dispose releases the instance's resources when Grafana replaces it.
 func (d *Datasource) Dispose() {
-	// Clean up datasource instance resources.
+	d.closeOnce.Do(func() {
+		if d.catalogs != nil {
+			_ = d.catalogs.Close()
+		}
+		if d.httpc != nil {
+			d.httpc.CloseIdleConnections()
+		}
+	})
 }
 
-// QueryData handles multiple queries and returns multiple responses.
-// req contains the queries []DataQuery (where each query contains RefID as a unique identifier).
-// The QueryDataResponse contains a map of RefID to the response for each query, and each response
-// contains Frames ([]*Frame).
+// selectors are the harvest selectors of the settings.
+func (s Settings) selectors() harvest.Selectors {
+	return harvest.Selectors{
+		WorkerPool: s.WorkerPool, WorkerNamespace: s.WorkerNamespace, WorkerContainer: s.WorkerContainer,
+		WorkerPodRegex: s.WorkerPodRegex, AteletNamespace: s.AteletNamespace, AteletContainer: s.AteletContainer,
+	}
+}
+
+// clusterOptions are pkg/cluster's options of the settings.
+func (s Settings) clusterOptions() cluster.Options {
+	o := cluster.DefaultOptions()
+	o.WorkerNamespace, o.WorkerContainer = s.WorkerNamespace, s.WorkerContainer
+	if s.Timeout > 0 {
+		o.Timeout = s.Timeout
+	}
+	return o
+}
+
+// QueryData runs every query of the request concurrently (bounded by the
+// instance's slots) through the query-type mux, one query per mux call, so
+// that one failing query never fails its neighbours and a slow one never
+// holds up the others' type group.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	// create response struct
-	response := backend.NewQueryDataResponse()
-
-	// loop over queries and execute them individually.
-	for _, q := range req.Queries {
-		res := d.query(ctx, req.PluginContext, q)
-
-		// save the response in a hashmap
-		// based on with RefID as identifier
-		response.Responses[q.RefID] = res
-	}
-
-	return response, nil
-}
-
-type queryModel struct{}
-
-func (d *Datasource) query(_ context.Context, pCtx backend.PluginContext, query backend.DataQuery) backend.DataResponse {
-	var response backend.DataResponse
-
-	// Unmarshal the JSON into our queryModel.
-	var qm queryModel
-
-	err := json.Unmarshal(query.JSON, &qm)
-	if err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, fmt.Sprintf("json unmarshal: %v", err.Error()))
-	}
-
-	// create data frame response.
-	// For an overview on data frames and how grafana handles them:
-	// https://grafana.com/developers/plugin-tools/introduction/data-frames
-	frame := data.NewFrame("response")
-
-	// add fields.
-	frame.Fields = append(frame.Fields,
-		data.NewField("time", nil, []time.Time{query.TimeRange.From, query.TimeRange.To}),
-		data.NewField("values", nil, []int64{10, 20}),
+	out := backend.NewQueryDataResponse()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
-
-	// add the frames to the response.
-	response.Frames = append(response.Frames, frame)
-
-	return response
+	for _, q := range req.Queries {
+		wg.Go(func() {
+			resp := d.queryOne(ctx, req, q)
+			mu.Lock()
+			out.Responses[q.RefID] = resp
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out, nil
 }
 
-// CheckHealth handles health checks sent from Grafana to the plugin.
-// The main use case for these health checks is the test button on the
-// datasource configuration page which allows users to verify that
-// a datasource is working as expected.
-func (d *Datasource) CheckHealth(_ context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	res := &backend.CheckHealthResult{}
-	config, err := models.LoadPluginSettings(*req.PluginContext.DataSourceInstanceSettings)
-
+func (d *Datasource) queryOne(ctx context.Context, req *backend.QueryDataRequest, q backend.DataQuery) (resp backend.DataResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.DefaultLogger.FromContext(ctx).Error("query panicked", "refId", q.RefID, "queryType", q.QueryType, "panic", r)
+			resp = errorResponse(backend.PluginError(fmt.Errorf("internal error answering query %s (a bug; please report): %v", q.RefID, r)))
+		}
+	}()
+	select {
+	case d.slots <- struct{}{}:
+		defer func() { <-d.slots }()
+	case <-ctx.Done():
+		return errorResponse(backend.DownstreamError(fmt.Errorf("query %s: %w", q.RefID, ctx.Err())))
+	}
+	sub := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: []backend.DataQuery{q}}
+	r, err := d.mux.QueryData(ctx, sub)
 	if err != nil {
-		res.Status = backend.HealthStatusError
-		res.Message = "Unable to load settings"
-		return res, nil
+		return errorResponse(err)
 	}
-
-	if config.Secrets.ApiKey == "" {
-		res.Status = backend.HealthStatusError
-		res.Message = "API key is missing"
-		return res, nil
+	if resp, ok := r.Responses[q.RefID]; ok {
+		return resp
 	}
+	return errorResponse(backend.PluginError(fmt.Errorf("query %s: no response", q.RefID)))
+}
 
-	return &backend.CheckHealthResult{
-		Status:  backend.HealthStatusOk,
-		Message: "Data source is working",
-	}, nil
+// CallResource serves GET /runs, /runs/{id} and /tests.
+func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	return d.resources.CallResource(ctx, req, sender)
+}
+
+// handlerFunc answers one query (the mux hands handlers one at a time).
+type handlerFunc func(ctx context.Context, pc backend.PluginContext, q backend.DataQuery) backend.DataResponse
+
+// newMux registers one handler per query type of datasource.md.
+func (d *Datasource) newMux() *datasource.QueryTypeMux {
+	m := datasource.NewQueryTypeMux()
+	handlers := map[string]handlerFunc{
+		QueryRuns:         d.handleRuns,
+		QueryPacking:      d.handlePacking,
+		QueryPSI:          d.handlePSI,
+		QuerySnapshots:    d.handleSnapshots,
+		QueryActiveActors: d.handleActiveActors,
+		QueryWorkingSet:   d.handleWorkingSet,
+		QueryOOMEvents:    d.handleOOMEvents,
+		QueryClusterFacts: d.handleClusterFacts,
+		QueryFrontier:     d.handleFrontier,
+		QuerySummary:      d.handleSummary,
+		QueryTests:        d.handleTests,
+		QueryAnnotations:  d.handleAnnotations,
+	}
+	for _, name := range QueryTypes {
+		m.Handle(name, d.adapt(handlers[name]))
+	}
+	// Unknown and missing query types are the user's (or the dashboard's)
+	// mistake: a 400 naming the valid types, not a plugin error.
+	m.Handle("", d.adapt(func(_ context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+		return unknownTypeResponse(q.QueryType)
+	}))
+	return m
+}
+
+// adapt turns a handlerFunc into a mux handler that answers each query of
+// its request separately and checks the settings first.
+func (d *Datasource) adapt(h handlerFunc) backend.QueryDataHandler {
+	return backend.QueryDataHandlerFunc(func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+		out := backend.NewQueryDataResponse()
+		for _, q := range req.Queries {
+			if d.settingsErr != nil {
+				out.Responses[q.RefID] = errorResponse(backend.DownstreamError(fmt.Errorf("the datasource settings are invalid: %w", d.settingsErr)))
+				continue
+			}
+			out.Responses[q.RefID] = h(ctx, req.PluginContext, q)
+		}
+		return out, nil
+	})
+}
+
+// errorResponse maps an error to a response: downstream errors (the
+// user's query, Prometheus, the store) get a 4xx/5xx status matching their
+// kind; anything else is a plugin error (a bug).
+func errorResponse(err error) backend.DataResponse {
+	var qe *queryError
+	if errors.As(err, &qe) {
+		return backend.DataResponse{Error: err, Status: qe.status, ErrorSource: backend.ErrorSourceDownstream}
+	}
+	if backend.IsDownstreamError(err) {
+		return backend.DataResponse{Error: err, Status: backend.StatusBadGateway, ErrorSource: backend.ErrorSourceDownstream}
+	}
+	return backend.DataResponse{Error: err, Status: backend.StatusInternal, ErrorSource: backend.ErrorSourcePlugin}
+}
+
+// queryError is a downstream error with the status it answers with.
+type queryError struct {
+	status backend.Status
+	err    error
+}
+
+func (e *queryError) Error() string { return e.err.Error() }
+func (e *queryError) Unwrap() error { return e.err }
+
+func badRequest(format string, a ...any) error {
+	return backend.DownstreamError(&queryError{status: backend.StatusBadRequest, err: fmt.Errorf(format, a...)})
+}
+
+func withStatus(status backend.Status, err error) error {
+	return backend.DownstreamError(&queryError{status: status, err: err})
 }

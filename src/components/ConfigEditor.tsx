@@ -1,71 +1,486 @@
-import React, { ChangeEvent } from 'react';
-import { InlineField, Input, SecretInput } from '@grafana/ui';
-import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { MyDataSourceOptions, MySecureJsonData } from '../types';
+import React, { ChangeEvent, useState } from 'react';
+import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana/data';
+import { Auth, AuthMethod, ConfigSection, ConfigSubSection, convertLegacyAuthProps } from '@grafana/plugin-ui';
+import {
+  Divider,
+  InlineField,
+  InlineSwitch,
+  Input,
+  RadioButtonGroup,
+  SecretInput,
+  SecretTextArea,
+  Stack,
+  Text,
+} from '@grafana/ui';
 
-interface Props extends DataSourcePluginOptionsEditorProps<MyDataSourceOptions, MySecureJsonData> {}
+import { BYTES_PER_MIB, DEFAULTS, DensityOptions, DensitySecureJsonData, KubernetesAccess } from '../types';
 
-export function ConfigEditor(props: Props) {
-  const { onOptionsChange, options } = props;
-  const { jsonData, secureJsonFields, secureJsonData } = options;
+type Props = DataSourcePluginOptionsEditorProps<DensityOptions, DensitySecureJsonData>;
+type Settings = DataSourceSettings<DensityOptions, DensitySecureJsonData>;
 
-  const onPathChange = (event: ChangeEvent<HTMLInputElement>) => {
-    onOptionsChange({
-      ...options,
-      jsonData: {
-        ...jsonData,
-        path: event.target.value,
-      },
-    });
+type NumberKey =
+  | 'runGapSeconds'
+  | 'ateletLagSeconds'
+  | 'timeoutSeconds'
+  | 'maxConcurrentQueries'
+  | 'liveFactsMaxAgeSeconds'
+  | 'cacheEntries';
+type TextKey =
+  | 'resultsStore'
+  | 'userCountQuery'
+  | 'workerPool'
+  | 'workerNamespace'
+  | 'workerContainer'
+  | 'workerPodRegex'
+  | 'ateletNamespace'
+  | 'ateletContainer'
+  | 'kubeconfigPath'
+  | 'kubeContext'
+  | 'kubernetesURL';
+type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
+
+/** The bearer-token method added to plugin-ui's auth picker (value: secureJsonData.bearerToken). */
+export const BEARER_METHOD = 'custom-bearer' as const;
+
+const KUBERNETES_ACCESS_OPTIONS: Array<{ value: KubernetesAccess; label: string; description: string }> = [
+  { value: 'off', label: 'Off', description: 'No Kubernetes calls; cluster facts of live runs are null' },
+  { value: 'inCluster', label: 'In-cluster', description: "The Grafana pod's service account" },
+  { value: 'kubeconfig', label: 'Kubeconfig', description: 'A kubeconfig file on the Grafana server, or pasted' },
+  { value: 'token', label: 'Token', description: 'API server URL and a bearer token' },
+];
+
+const LABEL_WIDTH = 28;
+const INPUT_WIDTH = 48;
+
+/**
+ * Settings of one Density datasource. Defaults are shown as placeholders and
+ * never written: an untouched field stays out of jsonData so the backend's
+ * defaults (the same values, see DEFAULTS) apply and can change with it.
+ * Secrets are write-only: a configured one shows as "configured" with Reset.
+ */
+export function ConfigEditor({ options, onOptionsChange }: Props) {
+  const { jsonData } = options;
+  const secureFields = options.secureJsonFields ?? {};
+  const secureData = options.secureJsonData ?? {};
+
+  /** Sets one jsonData key; undefined removes it so the default applies again. */
+  const setJson = <K extends keyof DensityOptions>(key: K, value: DensityOptions[K] | undefined) => {
+    const next: DensityOptions = { ...jsonData };
+    if (value === undefined) {
+      delete next[key];
+    } else {
+      next[key] = value;
+    }
+    onOptionsChange({ ...options, jsonData: next });
   };
 
-  // Secure field (only sent to the backend)
-  const onAPIKeyChange = (event: ChangeEvent<HTMLInputElement>) => {
-    onOptionsChange({
-      ...options,
-      secureJsonData: {
-        apiKey: event.target.value,
-      },
-    });
+  const onText = (key: TextKey) => (e: ChangeEvent<HTMLInputElement>) => {
+    const v = e.currentTarget.value;
+    setJson(key, v.trim() === '' ? undefined : v);
   };
 
-  const onResetAPIKey = () => {
+  // Whole numbers only: the backend reads these keys as integers.
+  const onNumber = (key: NumberKey) => (e: ChangeEvent<HTMLInputElement>) => {
+    const raw = e.currentTarget.value.trim();
+    if (raw === '') {
+      setJson(key, undefined);
+      return;
+    }
+    const n = Number(raw);
+    if (Number.isFinite(n)) {
+      setJson(key, Math.round(n));
+    }
+  };
+
+  const onMaxResponseMiB = (e: ChangeEvent<HTMLInputElement>) => {
+    const raw = e.currentTarget.value.trim();
+    const n = Number(raw);
+    if (raw === '') {
+      setJson('maxResponseBytes', undefined);
+    } else if (Number.isFinite(n)) {
+      setJson('maxResponseBytes', Math.round(n * BYTES_PER_MIB));
+    }
+  };
+
+  const setSecret = (key: SecretKey, value: string) =>
+    onOptionsChange({ ...options, secureJsonData: { ...secureData, [key]: value } });
+
+  const resetSecret = (key: SecretKey) =>
     onOptionsChange({
       ...options,
-      secureJsonFields: {
-        ...options.secureJsonFields,
-        apiKey: false,
-      },
-      secureJsonData: {
-        ...options.secureJsonData,
-        apiKey: '',
-      },
+      secureJsonData: { ...secureData, [key]: '' },
+      secureJsonFields: { ...secureFields, [key]: false },
     });
-  };
+
+  const secretInput = (key: SecretKey, id: string, placeholder: string) => (
+    <SecretInput
+      id={id}
+      width={INPUT_WIDTH}
+      isConfigured={Boolean(secureFields[key])}
+      value={secureData[key] ?? ''}
+      placeholder={placeholder}
+      onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret(key, e.currentTarget.value)}
+      onReset={() => resetSecret(key)}
+    />
+  );
+
+  const secretTextArea = (key: SecretKey, id: string, placeholder: string) => (
+    <SecretTextArea
+      id={id}
+      cols={INPUT_WIDTH + 12}
+      rows={6}
+      isConfigured={Boolean(secureFields[key])}
+      value={secureData[key] ?? ''}
+      placeholder={placeholder}
+      onChange={(e: ChangeEvent<HTMLTextAreaElement>) => setSecret(key, e.currentTarget.value)}
+      onReset={() => resetSecret(key)}
+    />
+  );
+
+  const textField = (key: TextKey, label: string, tooltip: string, placeholder: string) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} tooltip={tooltip} htmlFor={`density-${key}`} interactive>
+      <Input
+        id={`density-${key}`}
+        width={INPUT_WIDTH}
+        value={(jsonData[key] as string | undefined) ?? ''}
+        placeholder={placeholder}
+        onChange={onText(key)}
+        disabled={options.readOnly}
+      />
+    </InlineField>
+  );
+
+  const numberField = (key: NumberKey, label: string, tooltip: string, placeholder: string) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} tooltip={tooltip} htmlFor={`density-${key}`} interactive>
+      <Input
+        id={`density-${key}`}
+        type="number"
+        min={0}
+        width={INPUT_WIDTH / 2}
+        value={jsonData[key] ?? ''}
+        placeholder={placeholder}
+        onChange={onNumber(key)}
+        disabled={options.readOnly}
+      />
+    </InlineField>
+  );
+
+  const access: KubernetesAccess = jsonData.kubernetesAccess ?? DEFAULTS.kubernetesAccess;
 
   return (
-    <>
-      <InlineField label="Path" labelWidth={14} interactive tooltip={'Json field returned to frontend'}>
-        <Input
-          id="config-editor-path"
-          onChange={onPathChange}
-          value={jsonData.path}
-          placeholder="Enter the path, e.g. /api/v1"
-          width={40}
-        />
-      </InlineField>
-      <InlineField label="API Key" labelWidth={14} interactive tooltip={'Secure json field (backend only)'}>
-        <SecretInput
+    <Stack direction="column" gap={2}>
+      <ConfigSection
+        title="Prometheus"
+        description="The Prometheus-compatible API holding the benchmark's metrics (Prometheus, Mimir, Cortex, Thanos, VictoriaMetrics). Authentication, TLS and headers below apply to every request, health checks included."
+      >
+        <InlineField
+          label="Prometheus URL"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-url"
           required
-          id="config-editor-api-key"
-          isConfigured={secureJsonFields.apiKey}
-          value={secureJsonData?.apiKey}
-          placeholder="Enter your API key"
-          width={40}
-          onReset={onResetAPIKey}
-          onChange={onAPIKeyChange}
-        />
-      </InlineField>
-    </>
+          tooltip="Base URL without /api/v1, e.g. http://prometheus.monitoring:9090 or https://mimir.example/prometheus"
+          invalid={Boolean(options.url) && !/^https?:\/\/\S+$/.test(options.url)}
+          error="Use an http:// or https:// URL"
+        >
+          <Input
+            id="density-url"
+            width={INPUT_WIDTH}
+            value={options.url ?? ''}
+            placeholder="http://prometheus:9090"
+            onChange={(e: ChangeEvent<HTMLInputElement>) => onOptionsChange({ ...options, url: e.currentTarget.value })}
+            disabled={options.readOnly}
+          />
+        </InlineField>
+      </ConfigSection>
+
+      <PrometheusAuth options={options} onOptionsChange={onOptionsChange} />
+
+      <Divider />
+
+      <ConfigSection
+        title="Results store"
+        description="Where the benchmark orchestrator uploads runs (runs/<test>/run_date=…/run_ts=…/run_tag=…/). Credentials come from the Grafana server's environment (e.g. GOOGLE_APPLICATION_CREDENTIALS, AWS_*)."
+      >
+        {textField(
+          'resultsStore',
+          'Results store URL',
+          'A local path, file://, gs://bucket/prefix, s3://bucket/prefix or azblob://container/prefix. Leave empty to use Prometheus discovery only.',
+          'gs://bucket/prefix (optional)'
+        )}
+        <ConfigSubSection
+          title="Run discovery from Prometheus"
+          description="A run is an interval in which the user-count series is above 0; runs are split where it stays at 0 or absent for longer than the gap."
+        >
+          <InlineField label="Discover runs" labelWidth={LABEL_WIDTH} htmlFor="density-discoverRuns">
+            <InlineSwitch
+              id="density-discoverRuns"
+              value={jsonData.discoverRuns ?? DEFAULTS.discoverRuns}
+              onChange={(e: React.FormEvent<HTMLInputElement>) => setJson('discoverRuns', e.currentTarget.checked)}
+              disabled={options.readOnly}
+            />
+          </InlineField>
+          {textField(
+            'userCountQuery',
+            'User-count query',
+            'PromQL for the number of simulated users; also gives ad hoc runs their steady window.',
+            DEFAULTS.userCountQuery
+          )}
+          {numberField(
+            'runGapSeconds',
+            'Run gap (s)',
+            'Longest stretch at 0 users inside one run.',
+            String(DEFAULTS.runGapSeconds)
+          )}
+        </ConfigSubSection>
+      </ConfigSection>
+
+      <Divider />
+
+      <ConfigSection
+        title="Kubernetes"
+        description="Cluster facts (nodes, worker pods, limits, OOM kills, evictions) of live runs. Needs list on nodes, pods and events. Stored runs use their stored facts."
+      >
+        <InlineField label="Access" labelWidth={LABEL_WIDTH}>
+          <RadioButtonGroup<KubernetesAccess>
+            aria-label="Kubernetes access"
+            options={KUBERNETES_ACCESS_OPTIONS}
+            value={access}
+            onChange={(kubernetesAccess) => setJson('kubernetesAccess', kubernetesAccess)}
+            disabled={options.readOnly}
+          />
+        </InlineField>
+        {access === 'inCluster' && (
+          <Text color="secondary" variant="bodySmall">
+            Uses the service account of the pod Grafana runs in.
+          </Text>
+        )}
+        {access === 'kubeconfig' && (
+          <>
+            {textField(
+              'kubeconfigPath',
+              'Kubeconfig path',
+              'A kubeconfig file readable by the Grafana server. Leave empty to use the pasted kubeconfig below.',
+              '/etc/grafana/kubeconfig'
+            )}
+            {textField(
+              'kubeContext',
+              'Context',
+              'Context in the kubeconfig; empty means its current-context.',
+              'current-context'
+            )}
+            <InlineField
+              label="Pasted kubeconfig"
+              labelWidth={LABEL_WIDTH}
+              htmlFor="density-kubeconfig"
+              tooltip="Used when no path is set; stored encrypted."
+            >
+              {secretTextArea('kubeconfig', 'density-kubeconfig', 'apiVersion: v1\nkind: Config\n…')}
+            </InlineField>
+          </>
+        )}
+        {access === 'token' && (
+          <>
+            {textField(
+              'kubernetesURL',
+              'API server URL',
+              'The Kubernetes API server.',
+              'https://kubernetes.example:6443'
+            )}
+            <InlineField
+              label="Service-account token"
+              labelWidth={LABEL_WIDTH}
+              htmlFor="density-kubernetesToken"
+              tooltip="Bearer token of a service account with list on nodes, pods and events."
+            >
+              {secretInput('kubernetesToken', 'density-kubernetesToken', 'Service-account token')}
+            </InlineField>
+            <InlineField
+              label="API server CA"
+              labelWidth={LABEL_WIDTH}
+              htmlFor="density-kubernetesCACert"
+              tooltip="PEM of the API server's CA; empty uses the system roots."
+            >
+              {secretTextArea('kubernetesCACert', 'density-kubernetesCACert', '-----BEGIN CERTIFICATE-----')}
+            </InlineField>
+          </>
+        )}
+        {access !== 'off' &&
+          numberField(
+            'liveFactsMaxAgeSeconds',
+            'Live facts max age (s)',
+            'Read the live cluster only for runs that ended less than this long ago; older runs without stored facts get null.',
+            String(DEFAULTS.liveFactsMaxAgeSeconds)
+          )}
+      </ConfigSection>
+
+      <Divider />
+
+      <ConfigSection
+        title="Selectors"
+        description="Names the harvest PromQL and Kubernetes reads select on."
+        isCollapsible
+        isInitiallyOpen={hasAny(jsonData, SELECTOR_KEYS)}
+      >
+        {textField('workerPool', 'Worker pool', 'Worker pool name (label ate.dev/worker-pool).', DEFAULTS.workerPool)}
+        {textField('workerNamespace', 'Worker namespace', 'Namespace of the worker pods.', DEFAULTS.workerNamespace)}
+        {textField('workerContainer', 'Worker container', 'Container name of the workers.', DEFAULTS.workerContainer)}
+        {textField(
+          'workerPodRegex',
+          'Worker pod regex',
+          'RE2 matched against worker pod names.',
+          DEFAULTS.workerPodRegex
+        )}
+        {textField('ateletNamespace', 'Atelet namespace', 'Namespace of the atelet pods.', DEFAULTS.ateletNamespace)}
+        {textField('ateletContainer', 'Atelet container', 'Container name of the atelets.', DEFAULTS.ateletContainer)}
+      </ConfigSection>
+
+      <Divider />
+
+      <ConfigSection
+        title="Advanced"
+        description="Timing, concurrency and cache."
+        isCollapsible
+        isInitiallyOpen={hasAny(jsonData, ADVANCED_KEYS)}
+      >
+        {numberField(
+          'ateletLagSeconds',
+          'Atelet lag (s)',
+          'How late atelet metrics reach Prometheus. Runs that ended less than this ago get a notice that atelet data may be incomplete.',
+          String(DEFAULTS.ateletLagSeconds)
+        )}
+        {numberField(
+          'timeoutSeconds',
+          'Request timeout (s)',
+          `Per Prometheus request. Unset: ${DEFAULTS.timeoutInstantSeconds} s for instant and ${DEFAULTS.timeoutRangeSeconds} s for range queries; a value overrides both.`,
+          `${DEFAULTS.timeoutInstantSeconds} / ${DEFAULTS.timeoutRangeSeconds}`
+        )}
+        {numberField(
+          'maxConcurrentQueries',
+          'Max queries in flight',
+          'Prometheus requests one datasource runs at once.',
+          String(DEFAULTS.maxConcurrentQueries)
+        )}
+        {numberField(
+          'cacheEntries',
+          'Cache entries',
+          'Harvested blocks of finished runs kept in memory (LRU).',
+          String(DEFAULTS.cacheEntries)
+        )}
+        <InlineField
+          label="Max response (MiB)"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-maxResponseMiB"
+          tooltip="Largest Prometheus response body read; stored in bytes (maxResponseBytes)."
+        >
+          <Input
+            id="density-maxResponseMiB"
+            type="number"
+            min={0}
+            width={INPUT_WIDTH / 2}
+            value={jsonData.maxResponseBytes === undefined ? '' : jsonData.maxResponseBytes / BYTES_PER_MIB}
+            placeholder={String(DEFAULTS.maxResponseBytes / BYTES_PER_MIB)}
+            onChange={onMaxResponseMiB}
+            disabled={options.readOnly}
+          />
+        </InlineField>
+      </ConfigSection>
+    </Stack>
+  );
+}
+
+const SELECTOR_KEYS: Array<keyof DensityOptions> = [
+  'workerPool',
+  'workerNamespace',
+  'workerContainer',
+  'workerPodRegex',
+  'ateletNamespace',
+  'ateletContainer',
+];
+const ADVANCED_KEYS: Array<keyof DensityOptions> = [
+  'ateletLagSeconds',
+  'timeoutSeconds',
+  'maxConcurrentQueries',
+  'cacheEntries',
+  'maxResponseBytes',
+];
+
+function hasAny(jsonData: DensityOptions, keys: Array<keyof DensityOptions>): boolean {
+  return keys.some((k) => jsonData[k] !== undefined && jsonData[k] !== '');
+}
+
+/**
+ * Prometheus authentication through plugin-ui's Auth (basic auth, TLS,
+ * custom headers as httpHeaderNameN/httpHeaderValueN) plus a bearer-token
+ * method. Choosing another method clears a stored bearer token, so exactly
+ * one credential is in play.
+ */
+function PrometheusAuth({ options, onOptionsChange }: Props) {
+  const secureFields = options.secureJsonFields ?? {};
+  const secureData = options.secureJsonData ?? {};
+  const bearerSet = Boolean(secureFields.bearerToken) || Boolean(secureData.bearerToken);
+  const [bearerChosen, setBearerChosen] = useState(bearerSet);
+
+  const legacy = convertLegacyAuthProps<Settings>({ config: options, onChange: onOptionsChange });
+  const selectedMethod = options.basicAuth
+    ? AuthMethod.BasicAuth
+    : bearerSet || bearerChosen
+      ? BEARER_METHOD
+      : AuthMethod.NoAuth;
+
+  const onAuthMethodSelect = (method: string) => {
+    setBearerChosen(method === BEARER_METHOD);
+    let next: Settings = { ...options, basicAuth: method === AuthMethod.BasicAuth };
+    if (method !== BEARER_METHOD && bearerSet) {
+      next = {
+        ...next,
+        secureJsonData: { ...secureData, bearerToken: '' },
+        secureJsonFields: { ...secureFields, bearerToken: false },
+      };
+    }
+    onOptionsChange(next);
+  };
+
+  const bearer = (
+    <InlineField
+      label="Bearer token"
+      labelWidth={LABEL_WIDTH - 8}
+      htmlFor="density-bearerToken"
+      tooltip="Sent as Authorization: Bearer <token>."
+    >
+      <SecretInput
+        id="density-bearerToken"
+        width={40}
+        isConfigured={Boolean(secureFields.bearerToken)}
+        value={secureData.bearerToken ?? ''}
+        placeholder="Token"
+        onChange={(e: ChangeEvent<HTMLInputElement>) =>
+          onOptionsChange({ ...options, secureJsonData: { ...secureData, bearerToken: e.currentTarget.value } })
+        }
+        onReset={() =>
+          onOptionsChange({
+            ...options,
+            secureJsonData: { ...secureData, bearerToken: '' },
+            secureJsonFields: { ...secureFields, bearerToken: false },
+          })
+        }
+      />
+    </InlineField>
+  );
+
+  return (
+    <Auth
+      {...legacy}
+      selectedMethod={selectedMethod}
+      onAuthMethodSelect={onAuthMethodSelect}
+      visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
+      customMethods={[
+        {
+          id: BEARER_METHOD,
+          label: 'Bearer token',
+          description: 'Send a static token in the Authorization header',
+          component: bearer,
+        },
+      ]}
+    />
   );
 }

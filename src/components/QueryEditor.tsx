@@ -1,45 +1,252 @@
 import React, { ChangeEvent } from 'react';
-import { InlineField, Input, Stack } from '@grafana/ui';
 import { QueryEditorProps } from '@grafana/data';
-import { DataSource } from '../datasource';
-import { MyDataSourceOptions, MyQuery } from '../types';
+import {
+  Combobox,
+  ComboboxOption,
+  InlineField,
+  InlineFieldRow,
+  Input,
+  RadioButtonGroup,
+  Stack,
+  Text,
+} from '@grafana/ui';
 
-type Props = QueryEditorProps<DataSource, MyQuery, MyDataSourceOptions>;
+import type { DataSource } from '../datasource';
+import {
+  Block,
+  BLOCKS,
+  DensityOptions,
+  DensityQuery,
+  QUERY_TYPE_DEFAULTS,
+  QUERY_TYPES,
+  QueryType,
+  Resource,
+  RESOURCES,
+  RUN_LATEST,
+  RUN_RANGE,
+  Scope,
+  SCOPES,
+} from '../types';
+import { RunPicker } from './RunPicker';
 
-export function QueryEditor({ query, onChange, onRunQuery }: Props) {
-  const onQueryTextChange = (event: ChangeEvent<HTMLInputElement>) => {
-    onChange({ ...query, queryText: event.target.value });
+type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
+
+/** Picker label and one-line description of every query type. */
+export const QUERY_TYPE_INFO: Record<QueryType, { label: string; description: string }> = {
+  packing: {
+    label: 'Packing',
+    description: 'Busy and total workers over time, their ratio, and a steady-window summary',
+  },
+  psi: {
+    label: 'Pressure stall (PSI)',
+    description: 'Stall % per node or worker pod for CPU, memory or I/O, with a pooled summary',
+  },
+  snapshots: {
+    label: 'Snapshots',
+    description: 'Snapshot, restore and checkpoint latency, size and throughput: the 18 snapshot keys in one row',
+  },
+  activeActors: { label: 'Active actors', description: 'Total and active atelets over time, with a summary' },
+  workingSet: {
+    label: 'Working set',
+    description: 'Memory working set (total and max GiB) of nodes, workers, atelets or actors, with a summary',
+  },
+  oomEvents: { label: 'OOM events', description: 'OOM kills on nodes and in worker pods during the run (one row)' },
+  clusterFacts: {
+    label: 'Cluster facts',
+    description: 'The cluster the run ran on: nodes, machine type, pods, limits (one row)',
+  },
+  frontier: {
+    label: 'Frontier',
+    description: 'Density frontier (actors per node, vCPU, GB RAM, per-pod percentiles); a trend across runs in range',
+  },
+  summary: {
+    label: 'Summary',
+    description: 'Every server_summary and trial_summary key, one row per run, to compare runs side by side',
+  },
+  runs: { label: 'Runs', description: 'Catalogued runs with windows, peak users and exit code, newest first' },
+  tests: { label: 'Tests', description: 'Test names known to the catalogs (one column)' },
+  annotations: { label: 'Annotations', description: 'Run and steady-window regions, as a table' },
+};
+
+const QUERY_TYPE_OPTIONS: Array<ComboboxOption<QueryType>> = QUERY_TYPES.map((t) => ({
+  value: t,
+  label: QUERY_TYPE_INFO[t].label,
+  description: QUERY_TYPE_INFO[t].description,
+}));
+
+const SCOPE_OPTIONS = SCOPES.map((s: Scope) => ({ value: s, label: s === 'node' ? 'Node' : 'Pod' }));
+const RESOURCE_OPTIONS = RESOURCES.map((r: Resource) => ({
+  value: r,
+  label: r === 'cpu' ? 'CPU' : r === 'io' ? 'I/O' : 'Memory',
+}));
+const BLOCK_LABELS: Record<Block, string> = {
+  node: 'Node',
+  worker: 'Worker',
+  atelet: 'Atelet',
+  actor: 'Actor',
+  per_actor: 'Per actor',
+};
+const BLOCK_OPTIONS = BLOCKS.map((b) => ({ value: b, label: BLOCK_LABELS[b] }));
+
+/** The types that take a test-name/tag filter. */
+const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
+/** Per-type option keys; anything not listed for the new type is dropped when the type changes. */
+const TYPE_KEYS: Partial<Record<QueryType, Array<keyof DensityQuery>>> = {
+  psi: ['scope', 'resource'],
+  workingSet: ['block'],
+  runs: ['testName', 'tag'],
+  frontier: ['testName', 'tag'],
+  summary: ['testName', 'tag'],
+  annotations: ['testName', 'tag'],
+};
+const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'block', 'testName', 'tag'];
+
+const LABEL_WIDTH = 14;
+
+export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: Props) {
+  const queryType: QueryType = query.queryType ?? 'packing';
+
+  const change = (next: DensityQuery, run = true) => {
+    onChange(next);
+    if (run) {
+      onRunQuery();
+    }
   };
 
-  const onConstantChange = (event: ChangeEvent<HTMLInputElement>) => {
-    onChange({ ...query, constant: parseFloat(event.target.value) });
-    // executes the query
-    onRunQuery();
+  const onTypeChange = (opt: ComboboxOption<QueryType>) => {
+    const next: DensityQuery = { ...query, queryType: opt.value };
+    const keep: Array<keyof DensityQuery> = [
+      ...(TYPE_KEYS[opt.value] ?? []),
+      // `latest` may be narrowed to one test, whatever the type.
+      ...(query.run === RUN_LATEST ? (['testName', 'tag'] as const) : []),
+    ];
+    for (const k of ALL_TYPE_KEYS) {
+      if (!keep.includes(k)) {
+        delete next[k];
+      }
+    }
+    change({ ...QUERY_TYPE_DEFAULTS[opt.value], ...next });
   };
 
-  const { queryText, constant } = query;
+  const onText = (key: 'testName' | 'tag') => (e: ChangeEvent<HTMLInputElement>) => {
+    const next: DensityQuery = { ...query };
+    const v = e.currentTarget.value;
+    if (v === '') {
+      delete next[key];
+    } else {
+      next[key] = v;
+    }
+    change(next, false);
+  };
 
   return (
-    <Stack gap={0}>
-      <InlineField label="Constant">
-        <Input
-          id="query-editor-constant"
-          onChange={onConstantChange}
-          value={constant}
-          width={8}
-          type="number"
-          step="0.1"
-        />
-      </InlineField>
-      <InlineField label="Query Text" labelWidth={16} tooltip="Not used yet">
-        <Input
-          id="query-editor-query-text"
-          onChange={onQueryTextChange}
-          value={queryText || ''}
-          required
-          placeholder="Enter a query"
-        />
-      </InlineField>
+    <Stack direction="column" gap={1}>
+      <InlineFieldRow>
+        <InlineField label="Query type" labelWidth={LABEL_WIDTH} htmlFor="density-query-type">
+          <Combobox<QueryType>
+            id="density-query-type"
+            width={30}
+            options={QUERY_TYPE_OPTIONS}
+            value={queryType}
+            onChange={onTypeChange}
+          />
+        </InlineField>
+        <Text color="secondary" variant="bodySmall" data-testid="density-query-type-description">
+          {QUERY_TYPE_INFO[queryType]?.description ?? ''}
+        </Text>
+      </InlineFieldRow>
+
+      {queryType !== 'tests' && (
+        <InlineFieldRow>
+          <InlineField
+            label="Run"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-run"
+            tooltip="A run id, the latest run, a dashboard variable such as $run, or the dashboard time range"
+          >
+            <RunPicker
+              inputId="density-query-run"
+              datasource={datasource}
+              value={query.run ?? RUN_RANGE}
+              range={range}
+              onChange={(run) => change({ ...query, run })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType === 'psi' && (
+        <InlineFieldRow>
+          <InlineField label="Scope" labelWidth={LABEL_WIDTH}>
+            <RadioButtonGroup<Scope>
+              aria-label="Scope"
+              options={SCOPE_OPTIONS}
+              value={query.scope ?? 'node'}
+              onChange={(scope) => change({ ...query, scope })}
+            />
+          </InlineField>
+          <InlineField label="Resource" labelWidth={LABEL_WIDTH}>
+            <RadioButtonGroup<Resource>
+              aria-label="Resource"
+              options={RESOURCE_OPTIONS}
+              value={query.resource ?? 'cpu'}
+              onChange={(resource) => change({ ...query, resource })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType === 'workingSet' && (
+        <InlineFieldRow>
+          <InlineField
+            label="Block"
+            labelWidth={LABEL_WIDTH}
+            tooltip="Whose working set: nodes, worker pods, atelets, actors, or per actor"
+          >
+            <RadioButtonGroup<Block>
+              aria-label="Block"
+              options={BLOCK_OPTIONS}
+              value={query.block ?? 'node'}
+              onChange={(block) => change({ ...query, block })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {(FILTERED_TYPES.includes(queryType) || query.run === RUN_LATEST) && (
+        <InlineFieldRow>
+          <InlineField
+            label="Test name"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-test-name"
+            tooltip="Only runs of this test ($variables allowed)"
+          >
+            <Input
+              id="density-query-test-name"
+              width={30}
+              value={query.testName ?? ''}
+              placeholder="any test"
+              onChange={onText('testName')}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+          <InlineField
+            label="Tag"
+            labelWidth={8}
+            htmlFor="density-query-tag"
+            tooltip="Only runs with this tag, usually the commit under test"
+          >
+            <Input
+              id="density-query-tag"
+              width={24}
+              value={query.tag ?? ''}
+              placeholder="any tag"
+              onChange={onText('tag')}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
     </Stack>
   );
 }

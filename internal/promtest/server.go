@@ -1,0 +1,339 @@
+// Package promtest runs a real Prometheus (Debian's /usr/bin/prometheus,
+// 2.42) or VictoriaMetrics loaded with an OpenMetrics file, for tests and
+// the demo command. Launch/LaunchVM are the plain API; Start/StartVM and
+// Cache are the testing wrappers.
+package promtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Binaries used, and the Debian packages that ship them.
+const (
+	PrometheusBin = "/usr/bin/prometheus"
+	PromtoolBin   = "/usr/bin/promtool"
+	VMBin         = "/usr/bin/victoria-metrics"
+
+	PrometheusPkg = "prometheus"
+	VMPkg         = "victoria-metrics"
+)
+
+// ErrMissingBinary is wrapped by Launch/LaunchVM when a binary is not
+// installed; the message names the apt package.
+var ErrMissingBinary = errors.New("binary not installed")
+
+// Server is a running Prometheus or VictoriaMetrics.
+type Server struct {
+	URL  string // http://127.0.0.1:<port>
+	Kind string // "prometheus" or "victoria-metrics"
+	Dir  string // work directory (data, log)
+	// StartTime is how long the launch took, split into loading (backfill
+	// or import) and the server becoming ready.
+	LoadTime, ReadyTime time.Duration
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+func needBinary(path, pkg string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: %w: install it with `apt-get install -y --no-install-recommends %s`", path, ErrMissingBinary, pkg)
+	}
+	return nil
+}
+
+// freePort asks the kernel for an unused 127.0.0.1 port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Launch backfills omFile into workDir/data with promtool and starts
+// Prometheus on a free 127.0.0.1 port over that storage (retention 100y, so
+// old backfilled blocks are kept and queryable; lookback stays the default
+// 5m). ctx bounds the backfill and the wait for /-/ready; the server runs
+// until Close.
+func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
+	if err := needBinary(PromtoolBin, PrometheusPkg); err != nil {
+		return nil, err
+	}
+	if err := needBinary(PrometheusBin, PrometheusPkg); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(workDir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", data, err)
+	}
+	t0 := time.Now()
+	bf := exec.CommandContext(ctx, PromtoolBin, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
+	if out, err := bf.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("backfilling %s with promtool: %w: %s", omFile, err, lastLines(out, 10))
+	}
+	load := time.Since(t0)
+	cfg := filepath.Join(workDir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("writing prometheus config: %w", err)
+	}
+	var s *Server
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err = startProcess(ctx, "prometheus", workDir, func(addr string) []string {
+			return []string{
+				"--config.file=" + cfg,
+				"--storage.tsdb.path=" + data,
+				"--storage.tsdb.retention.time=100y",
+				"--web.listen-address=" + addr,
+				"--query.lookback-delta=5m",
+				"--log.level=warn",
+			}
+		}, "/-/ready")
+		if err == nil || !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.LoadTime = load
+	return s, nil
+}
+
+var errPortTaken = errors.New("port taken")
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// startProcess runs bin with args on a free port and waits for readyPath
+// to answer 200.
+func startProcess(ctx context.Context, kind, workDir string, args func(addr string) []string, readyPath string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	bin := PrometheusBin
+	if kind == "victoria-metrics" {
+		bin = VMBin
+	}
+	logPath := filepath.Join(workDir, kind+".log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", logPath, err)
+	}
+	cmd := exec.Command(bin, args(addr)...)
+	cmd.Dir = workDir
+	cmd.Stdout, cmd.Stderr = lf, lf
+	// Its own process group, so a test binary killed by a signal does
+	// not take the terminal's group down, and Close can signal it alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	s := &Server{URL: "http://" + addr, Kind: kind, Dir: workDir, cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() {
+		cmd.Wait()
+		lf.Close()
+		close(s.done)
+	}()
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return nil, fmt.Errorf("waiting for %s to be ready: %w", kind, ctx.Err())
+		case <-s.done:
+			msg := tail(logPath, 15)
+			if strings.Contains(msg, "address already in use") {
+				return nil, fmt.Errorf("%s on %s: %w", kind, addr, errPortTaken)
+			}
+			return nil, fmt.Errorf("%s exited before it was ready: %s", kind, msg)
+		case <-tick.C:
+			resp, err := client.Get(s.URL + readyPath)
+			if err != nil {
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				s.ReadyTime = time.Since(t0)
+				return s, nil
+			}
+		}
+	}
+}
+
+// Close stops the server (SIGTERM, then SIGKILL after 10 s) and waits for it.
+func (s *Server) Close() error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	return nil
+}
+
+// Log returns the last lines the server logged (for failure messages).
+func (s *Server) Log() string { return tail(s.log, 30) }
+
+// LaunchVM starts VictoriaMetrics on a free 127.0.0.1 port with storage in
+// workDir/vmdata and imports omFile through /api/v1/import/prometheus
+// (timestamps converted from the file's seconds to milliseconds, comments
+// dropped), then flushes so the data is searchable at once. VictoriaMetrics
+// drops NaN samples on ingestion; compare against the file without them.
+func LaunchVM(ctx context.Context, omFile, workDir string) (*Server, error) {
+	if err := needBinary(VMBin, VMPkg); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(workDir, "vmdata")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", data, err)
+	}
+	var s *Server
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err = startProcess(ctx, "victoria-metrics", workDir, func(addr string) []string {
+			return []string{
+				"-storageDataPath=" + data,
+				"-retentionPeriod=100y",
+				"-search.latencyOffset=0s",
+				"-search.disableCache",
+				"-httpListenAddr=" + addr,
+				"-loggerLevel=WARN",
+			}
+		}, "/health")
+		if err == nil || !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := s.importOM(ctx, omFile); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.LoadTime = time.Since(t0)
+	return s, nil
+}
+
+// importOM streams omFile to VictoriaMetrics in chunks.
+func (s *Server) importOM(ctx context.Context, omFile string) error {
+	f, err := os.Open(omFile)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", omFile, err)
+	}
+	defer f.Close()
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(convertOMToPromMillis(f, pw))
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/import/prometheus", pr)
+	if err != nil {
+		return fmt.Errorf("building import request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("importing %s into VictoriaMetrics: %w", omFile, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("importing %s into VictoriaMetrics: %s: %s", omFile, resp.Status, body)
+	}
+	freq, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/internal/force_flush", nil)
+	if err != nil {
+		return fmt.Errorf("building flush request: %w", err)
+	}
+	fresp, err := http.DefaultClient.Do(freq)
+	if err != nil {
+		return fmt.Errorf("flushing VictoriaMetrics: %w", err)
+	}
+	io.Copy(io.Discard, fresp.Body)
+	fresp.Body.Close()
+	if fresp.StatusCode/100 != 2 {
+		return fmt.Errorf("flushing VictoriaMetrics: %s", fresp.Status)
+	}
+	return nil
+}
+
+// convertOMToPromMillis rewrites OpenMetrics sample lines `name{..} v ts`
+// (ts in seconds, possibly fractional) into Prometheus text lines with
+// millisecond timestamps, dropping comments and # EOF.
+func convertOMToPromMillis(r io.Reader, w io.Writer) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		i := bytes.LastIndexByte(line, ' ')
+		if i < 0 {
+			return fmt.Errorf("line without timestamp: %q", line)
+		}
+		ts, err := strconv.ParseFloat(string(line[i+1:]), 64)
+		if err != nil {
+			return fmt.Errorf("bad timestamp in %q: %w", line, err)
+		}
+		ms := int64(ts * 1000) // the same conversion Prometheus's OpenMetrics parser does
+		bw.Write(line[:i+1])
+		bw.WriteString(strconv.FormatInt(ms, 10))
+		bw.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading OpenMetrics: %w", err)
+	}
+	return bw.Flush()
+}

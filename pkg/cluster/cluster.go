@@ -1,0 +1,188 @@
+// Package cluster reads the Kubernetes facts of cluster-facts.md with
+// client-go: the worker pods, the nodes they run on, the container facts
+// of the worker container, and the before/after snapshot behind the OOM,
+// restart and eviction counts.
+//
+// Every value is nullable. Facts fall into groups (GroupPods,
+// GroupContainers, GroupNodes, GroupOOM) that fail independently: a failed
+// read nulls its group, records one Notice with the reason, and leaves the
+// other groups intact. Nothing is ever defaulted to stand in for a failed
+// read.
+//
+// Memory: pods and nodes are listed page by page (Options.PageSize) and each
+// page is reduced at once to the few fields used (PodState, aggregated
+// container and node facts), so memory grows with the fields kept, not with
+// whole objects.
+//
+// The facts describe the cluster at the moment they are read. The export
+// reads them once, after the run: a cluster that autoscaled mid-run is
+// measured at its final size.
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Options name the worker pods and bound the calls. Zero fields take the
+// defaults of DefaultOptions.
+type Options struct {
+	// WorkerNamespace is where worker pods (and their events) live.
+	WorkerNamespace string
+	// WorkerLabelKey selects worker pods: the label key exists.
+	WorkerLabelKey string
+	// WorkerContainer is the container whose args, limits and image give
+	// the container facts.
+	WorkerContainer string
+	// PageSize is the list limit per request.
+	PageSize int64
+	// Timeout bounds each request (each page of a list), default 5 s.
+	Timeout time.Duration
+	// Logger, when set, receives each Notice once, at warning level.
+	Logger *slog.Logger
+}
+
+// DefaultOptions are the spec's defaults.
+func DefaultOptions() Options {
+	return Options{
+		WorkerNamespace: "benchmark-workloads",
+		WorkerLabelKey:  "ate.dev/worker-pool",
+		WorkerContainer: "ateom",
+		PageSize:        500,
+		Timeout:         DefaultTimeout,
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.WorkerNamespace == "" {
+		o.WorkerNamespace = d.WorkerNamespace
+	}
+	if o.WorkerLabelKey == "" {
+		o.WorkerLabelKey = d.WorkerLabelKey
+	}
+	if o.WorkerContainer == "" {
+		o.WorkerContainer = d.WorkerContainer
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = d.PageSize
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = d.Timeout
+	}
+	return o
+}
+
+// Groups of facts that fail together.
+const (
+	// GroupAccess: discovery switched off or no client (every fact).
+	GroupAccess = "cluster"
+	// GroupPods: the worker pod list; its failure nulls every fact, since
+	// all are scoped to the worker pods.
+	GroupPods = "pods"
+	// GroupContainers: worker_actor_capacity, worker_memory_limit_gb,
+	// sandbox_class.
+	GroupContainers = "containers"
+	// GroupNodes: node_count, allocatable_cores, allocatable_ram_gb,
+	// machine_type, kubernetes_version.
+	GroupNodes = "nodes"
+	// GroupOOM: worker_restarts, worker_oomkilled_pods, evicted,
+	// worker_pods_lost.
+	GroupOOM = "oom"
+)
+
+// Fact names as they appear in trial_summary / server_summary.
+var (
+	containerFields = []string{"worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class"}
+	nodeFields      = []string{"node_count", "allocatable_cores", "allocatable_ram_gb", "machine_type", "kubernetes_version"}
+	oomFields       = []string{"worker_restarts", "worker_oomkilled_pods", "evicted", "worker_pods_lost"}
+)
+
+// Notice says why some facts are null. Reasons never contain credentials.
+type Notice struct {
+	Group  string   `json:"group"`
+	Fields []string `json:"fields"`
+	Reason string   `json:"reason"`
+}
+
+// Facts are the cluster facts of a trial_summary row, typed. A nil pointer
+// or nil slice is null (unmeasured); slices are never empty, they are the
+// sorted distinct values that the row prints comma-joined. Floats are
+// already rounded to 2 decimals.
+//
+// pkg/frontier declares a field-for-field identical struct so that it can
+// stay free of client-go; convert with frontier.Facts(f).
+type Facts struct {
+	MachineType         []string  // distinct node.kubernetes.io/instance-type, sorted
+	NodeCount           *int      // worker nodes found in the node list
+	AllocatableCores    *float64  // sum of allocatable cpu over worker nodes, round 2
+	AllocatableRAMGB    *float64  // sum of allocatable memory in GiB, round 2
+	WorkerPodCount      *int      // live (Running/Pending) worker pods
+	KubernetesVersion   []string  // distinct kubeletVersion, sorted
+	WorkerActorCapacity []int64   // distinct --max-actors, numerically sorted
+	WorkerMemoryLimitGB []float64 // distinct limits.memory in GiB (round 2), sorted
+	SandboxClass        []string  // distinct gvisor/microvm, sorted
+}
+
+// Result is one discovery: the facts, the live worker pods as read (usable
+// as the "after" snapshot; nil when the pod list failed) and the notices.
+type Result struct {
+	Facts   Facts
+	Pods    *Snapshot
+	Notices []Notice
+}
+
+// Discover reads the worker pods and their nodes. A nil client (discovery
+// off) makes no call and returns every fact null with one notice.
+func Discover(ctx context.Context, c kubernetes.Interface, o Options) Result {
+	o = o.withDefaults()
+	var r Result
+	if c == nil {
+		r.Notices = append(r.Notices, o.notice(GroupAccess, allFacts(), ErrOff.Error()))
+		return r
+	}
+	pods, err := listWorkerPods(ctx, c, o)
+	if err != nil {
+		r.Notices = append(r.Notices, o.notice(GroupPods, allFacts(), err.Error()))
+		return r
+	}
+	r.Pods = pods.snapshot
+	r.Facts.WorkerPodCount = ptr(len(pods.snapshot.Pods))
+	if pods.containerErr != nil {
+		r.Notices = append(r.Notices, o.notice(GroupContainers, containerFields, pods.containerErr.Error()))
+	} else {
+		r.Facts.WorkerActorCapacity = pods.capacity.sorted()
+		r.Facts.WorkerMemoryLimitGB = pods.memoryGB.sorted()
+		r.Facts.SandboxClass = pods.sandbox.sorted()
+		r.Notices = append(r.Notices, pods.emptyNotices(o)...)
+	}
+	nf, notices := nodeFacts(ctx, c, o, pods.nodes)
+	r.Notices = append(r.Notices, notices...)
+	r.Facts.NodeCount = nf.count
+	r.Facts.AllocatableCores = nf.cores
+	r.Facts.AllocatableRAMGB = nf.ramGB
+	r.Facts.MachineType = nf.machineTypes
+	r.Facts.KubernetesVersion = nf.versions
+	return r
+}
+
+// allFacts lists every discovery fact in trial_summary order.
+func allFacts() []string {
+	return []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb",
+		"worker_pod_count", "kubernetes_version", "worker_actor_capacity",
+		"worker_memory_limit_gb", "sandbox_class"}
+}
+
+// notice builds a Notice and logs it once.
+func (o Options) notice(group string, fields []string, reason string) Notice {
+	n := Notice{Group: group, Fields: append([]string(nil), fields...), Reason: reason}
+	if o.Logger != nil {
+		o.Logger.Warn("cluster facts unavailable", "group", group, "fields", n.Fields, "reason", reason)
+	}
+	return n
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,523 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/frontier"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// Exit codes of the export (export.md).
+const (
+	ExitOK       = 0
+	ExitWrite    = 1 // the artifacts could not be written
+	ExitUsage    = 2 // bad flags or inputs; nothing written
+	exitCanceled = 130
+)
+
+// Env is what the export takes from its surroundings; tests replace it.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Now            func() time.Time
+	// Sleep waits d or until ctx is done (the lag wait).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Kube builds the Kubernetes client; nil uses cluster.NewClient.
+	Kube func(cluster.Access) (kubernetes.Interface, error)
+	// Terminal says stdout is a terminal (a live countdown instead of lines).
+	Terminal bool
+}
+
+// DefaultEnv is the process's environment.
+func DefaultEnv(stdout, stderr io.Writer) Env {
+	term := false
+	if f, ok := stdout.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			term = true
+		}
+	}
+	return Env{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Now: time.Now, Sleep: sleepCtx, Terminal: term}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Main parses CLI arguments and runs the export; it returns the exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	o, err := ParseFlags(args, env.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
+		return ExitUsage
+	}
+	return Run(ctx, o, env)
+}
+
+// Outcome is what an export wrote, for callers that print a summary.
+type Outcome struct {
+	Dir              string
+	ServerSummary    string
+	StatsJSONL       string
+	Result           *harvest.Result
+	Trial            frontier.Measurements
+	TrialWritten     bool
+	Run              runs.Run
+	PrometheusErrors int
+}
+
+// Run executes a validated export and returns the exit code.
+func Run(ctx context.Context, o Options, env Env) int {
+	_, code := Execute(ctx, o, env)
+	return code
+}
+
+// Execute is Run returning what was written.
+func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Sleep == nil {
+		env.Sleep = sleepCtx
+	}
+	if env.Kube == nil {
+		env.Kube = cluster.NewClient
+	}
+	usage := func(err error) (*Outcome, int) {
+		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
+		return nil, ExitUsage
+	}
+	if err := o.validate(); err != nil {
+		return usage(err)
+	}
+	metadata, err := frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata)
+	if err != nil {
+		return usage(&UsageError{Err: err})
+	}
+	headers, err := o.requestHeaders(env.Getenv)
+	if err != nil {
+		return usage(err)
+	}
+
+	if o.Before {
+		return nil, recordBefore(ctx, o, env)
+	}
+
+	in, outDir, err := o.load(ctx)
+	if err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return usage(err)
+		}
+		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
+		return nil, ExitWrite
+	}
+	run := in.Run
+	fmt.Fprintf(env.Stdout, "run %s %s: window [%d, %d], steady [%d, %d]\n",
+		orDash(run.TestName), orDash(run.Tag), run.Start, run.End, run.SteadyStart, run.SteadyEnd)
+	for _, n := range in.Notices {
+		fmt.Fprintf(env.Stdout, "notice: %s\n", n)
+	}
+
+	if !o.NoWait {
+		if err := waitForLag(ctx, env, run.End+o.AteletLagS); err != nil {
+			fmt.Fprintf(env.Stderr, "density export: interrupted while waiting: %v\n", err)
+			return nil, exitCanceled
+		}
+	}
+
+	client, err := promql.New(promql.Config{
+		URL:            o.PrometheusURL,
+		HTTPClient:     &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}},
+		InstantTimeout: o.Timeout,
+		RangeTimeout:   o.Timeout,
+		MaxInFlight:    o.MaxConcurrency,
+	})
+	if err != nil {
+		return usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
+	}
+	log := &promql.Log{}
+	params := harvest.Params{
+		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
+		LagS: o.AteletLagS, Sel: o.selectors(),
+	}
+
+	// Kubernetes and Prometheus are read concurrently.
+	var (
+		wg    sync.WaitGroup
+		res   *harvest.Result
+		after cluster.AfterRun
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		res = harvest.Harvest(ctx, client.Recording(log), params)
+	}()
+	go func() {
+		defer wg.Done()
+		after = readCluster(ctx, o, env, in)
+	}()
+	wg.Wait()
+	res.SetKubernetes(kubernetesOOM(after))
+
+	out := &Outcome{Dir: outDir, Result: res, Run: run}
+	printBlocks(env.Stdout, res)
+	printCluster(env.Stdout, after)
+	if o.Verbose {
+		for _, q := range log.Queries() {
+			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
+		}
+	}
+	for _, w := range log.Warnings() {
+		fmt.Fprintf(env.Stdout, "prometheus warning: %s\n", w)
+	}
+
+	md := artifact.ServerMetadata{
+		TestName: run.TestName, Tag: run.Tag, PromURL: redactURL(o.PrometheusURL),
+		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
+	}
+	doc, err := artifact.ServerSummaryJSON(md, res)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileServerSummary, err)
+		return out, ExitWrite
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
+		return out, ExitWrite
+	}
+	out.ServerSummary = filepath.Join(outDir, runs.FileServerSummary)
+	if err := artifact.WriteFileAtomic(out.ServerSummary, doc, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.ServerSummary, err)
+		return out, ExitWrite
+	}
+
+	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
+	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
+		Facts:         frontier.Facts(after.Facts),
+		ObservedUsers: in.History.Observed,
+		Users:         o.Users,
+		ActorsPerUser: o.ActorsPerUser,
+		Stats:         in.Stats,
+		StatsErr:      in.StatsErr,
+		Metadata:      metadata,
+		RunStart:      run.Start,
+		RunEnd:        run.End,
+	})
+	out.Trial = trial
+	for _, n := range trialNotices {
+		fmt.Fprintf(env.Stdout, "trial_summary.%s: %s\n", n.Field, n.Reason)
+	}
+	if frontier.ShouldWriteTrialSummary(in.Status, in.HasStatsRows) {
+		rows = append(rows, frontier.Row(trial, run.Start, run.Tag, run.TestName))
+		out.TrialWritten = true
+	} else {
+		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
+	}
+
+	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
+	if o.Replace {
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+	} else {
+		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.StatsJSONL, err)
+		return out, ExitWrite
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	return out, ExitOK
+}
+
+// load resolves the run from a run directory or a results store, and says
+// where the artifacts go.
+func (o Options) load(ctx context.Context) (runInputs, string, error) {
+	if o.Store == "" {
+		in, err := resolve(ctx, o, dirOpener(o.RunDir), runs.Run{Dir: o.RunDir})
+		out := o.Out
+		if out == "" {
+			out = o.RunDir
+		}
+		return in, out, err
+	}
+	st, err := runs.OpenStore(ctx, o.Store)
+	if err != nil {
+		return runInputs{}, "", usageErrorf("results store: %v", err)
+	}
+	defer st.Close()
+	var entry runs.Entry
+	if o.RunID == "latest" {
+		entry, err = st.Latest(ctx, o.TestName)
+	} else {
+		id, perr := runs.ParseRunID(o.RunID)
+		if perr != nil {
+			return runInputs{}, "", usageErrorf("--run: %v", perr)
+		}
+		entry, err = st.Get(ctx, id)
+	}
+	if err != nil {
+		return runInputs{}, "", usageErrorf("run %q: %v", o.RunID, err)
+	}
+	base := entry.Run
+	base.Dir = ""
+	if o.Start == 0 && o.End == 0 && entry.EndKnown {
+		o.Start, o.End = entry.Start, entry.End
+	}
+	in, err := resolve(ctx, o, func(ctx context.Context, name string) (io.ReadCloser, error) {
+		return st.OpenFile(ctx, entry, name)
+	}, base)
+	out := o.Out
+	if out == "" {
+		out = fmt.Sprintf("./%s-%d", in.Run.TestName, entry.Start)
+	}
+	return in, out, err
+}
+
+// waitForLag waits until end+lag has passed, printing the wait (a live
+// countdown on a terminal, a line every 30 s otherwise).
+func waitForLag(ctx context.Context, env Env, until int64) error {
+	remaining := time.Until(time.Unix(until, 0))
+	if now := env.Now(); !now.IsZero() {
+		remaining = time.Unix(until, 0).Sub(now)
+	}
+	if remaining <= 0 {
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "waiting %s for late atelet metrics (until end + lag = %s)\n",
+		remaining.Round(time.Second), time.Unix(until, 0).UTC().Format(time.RFC3339))
+	step := 30 * time.Second
+	if env.Terminal {
+		step = time.Second
+	}
+	for remaining > 0 {
+		d := min(step, remaining)
+		if err := env.Sleep(ctx, d); err != nil {
+			return err
+		}
+		remaining -= d
+		if env.Terminal {
+			fmt.Fprintf(env.Stdout, "\r%4ds left ", int(remaining.Seconds()))
+		} else if remaining > 0 {
+			fmt.Fprintf(env.Stdout, "%ds left\n", int(remaining.Seconds()))
+		}
+	}
+	if env.Terminal {
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+func (o Options) selectors() harvest.Selectors {
+	return harvest.Selectors{
+		WorkerPool: o.WorkerPool, WorkerNamespace: o.WorkerNamespace, WorkerContainer: o.WorkerContainer,
+		WorkerPodRegex: o.WorkerPodRegex, AteletNamespace: o.AteletNamespace, AteletContainer: o.AteletContainer,
+	}
+}
+
+func (o Options) clusterOptions() cluster.Options {
+	c := cluster.DefaultOptions()
+	c.WorkerNamespace = o.WorkerNamespace
+	c.WorkerContainer = o.WorkerContainer
+	if o.Timeout > 0 {
+		c.Timeout = o.Timeout
+	}
+	return c
+}
+
+func (o Options) access() cluster.Access {
+	a := cluster.Access{Mode: cluster.ModeAuto, KubeconfigPath: o.Kubeconfig, Context: o.Context, Timeout: o.Timeout}
+	if !o.ClusterFacts {
+		a.Mode = cluster.ModeOff
+	}
+	return a
+}
+
+// kubeClient returns nil (no call at all) when cluster facts are off or the
+// client cannot be built; the reason is returned for the notice.
+func kubeClient(o Options, env Env) (kubernetes.Interface, string) {
+	if !o.ClusterFacts {
+		return nil, "cluster facts are switched off (--no-cluster-facts)"
+	}
+	c, err := env.Kube(o.access())
+	if err != nil {
+		return nil, "no Kubernetes access: " + err.Error()
+	}
+	return c, ""
+}
+
+// readCluster reads the facts after the run and the OOM deltas against the
+// before snapshot, when there is one.
+func readCluster(ctx context.Context, o Options, env Env, in runInputs) cluster.AfterRun {
+	c, why := kubeClient(o, env)
+	if c == nil {
+		r := cluster.ReadAfterRun(ctx, nil, o.clusterOptions(), nil, time.Time{}, time.Time{})
+		if why != "" {
+			for i := range r.Notices {
+				r.Notices[i].Reason = why
+			}
+			for i := range r.OOM.Notices {
+				r.OOM.Notices[i].Reason = why
+			}
+		}
+		return r
+	}
+	var before *cluster.Snapshot
+	if in.Before != nil {
+		b, err := cluster.DecodeSnapshot(bytes.NewReader(in.Before))
+		if err == nil {
+			before = b
+		}
+	}
+	return cluster.ReadAfterRun(ctx, c, o.clusterOptions(), before, time.Unix(in.Run.Start, 0), time.Unix(in.Run.End, 0))
+}
+
+// recordBefore writes cluster_before.json into the run directory.
+func recordBefore(ctx context.Context, o Options, env Env) int {
+	if o.RunDir == "" {
+		fmt.Fprintln(env.Stderr, "density export: --before needs --run-dir")
+		return ExitUsage
+	}
+	c, why := kubeClient(o, env)
+	if c == nil {
+		fmt.Fprintf(env.Stdout, "before snapshot not recorded: %s\n", why)
+		return ExitOK
+	}
+	snap, err := cluster.TakeSnapshot(ctx, c, o.clusterOptions())
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "before snapshot not recorded: %v (the export will report the four OOM/restart fields as null)\n", err)
+		return ExitOK
+	}
+	data, err := artifactJSON(snap)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileClusterBefore, err)
+		return ExitWrite
+	}
+	path := filepath.Join(o.RunDir, runs.FileClusterBefore)
+	if err := artifact.WriteFileAtomic(path, data, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", path, err)
+		return ExitWrite
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s (%d worker pods)\n", path, len(snap.Pods))
+	return ExitOK
+}
+
+func kubernetesOOM(a cluster.AfterRun) harvest.KubernetesOOM {
+	k := harvest.KubernetesOOM{
+		WorkerRestarts:      int64p(a.OOM.WorkerRestarts),
+		WorkerOOMKilledPods: int64p(a.OOM.WorkerOOMKilledPods),
+		Evicted:             int64p(a.OOM.Evicted),
+		WorkerPodsLost:      int64p(a.OOM.WorkerPodsLost),
+	}
+	var reasons []string
+	for _, n := range a.OOM.Notices {
+		reasons = append(reasons, n.Reason)
+	}
+	k.Reason = strings.Join(reasons, "; ")
+	return k
+}
+
+func int64p(p *int) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := int64(*p)
+	return &v
+}
+
+// printBlocks prints one line per block: ok, or which fields are null and why.
+func printBlocks(w io.Writer, res *harvest.Result) {
+	byBlock := map[string][]harvest.Notice{}
+	for _, n := range res.Notices {
+		byBlock[n.Block] = append(byBlock[n.Block], n)
+	}
+	for _, n := range byBlock[""] {
+		fmt.Fprintf(w, "harvest: %s\n", n.Reason)
+	}
+	for _, b := range blockOrder {
+		ns := byBlock[b]
+		if len(ns) == 0 {
+			fmt.Fprintf(w, "%-16s ok\n", b)
+			continue
+		}
+		parts := make([]string, 0, len(ns))
+		for _, n := range ns {
+			if n.Field != "" {
+				parts = append(parts, n.Field+": "+n.Reason)
+			} else {
+				parts = append(parts, n.Reason)
+			}
+		}
+		fmt.Fprintf(w, "%-16s %s\n", b, strings.Join(dedupe(parts), "; "))
+	}
+}
+
+// blockOrder is server_summary.json's block order.
+var blockOrder = [...]string{harvest.BlockPacking, harvest.BlockNodePSI, harvest.BlockPodPSI, harvest.BlockSnapshots,
+	harvest.BlockActiveActors, harvest.BlockWorkingSet, harvest.BlockOOM}
+
+func printCluster(w io.Writer, a cluster.AfterRun) {
+	if len(a.Notices) == 0 {
+		fmt.Fprintf(w, "%-16s ok\n", "cluster_facts")
+	}
+	for _, n := range a.Notices {
+		fmt.Fprintf(w, "%-16s %s null: %s\n", "cluster_facts", strings.Join(n.Fields, ","), n.Reason)
+	}
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// redactURL drops credentials from a URL before it is written or printed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
+}

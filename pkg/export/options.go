@@ -1,0 +1,248 @@
+// Package export is the CI adapter of the engine: `density export` and
+// `mage export` both call it, so there is one implementation of validation,
+// the lag wait, the concurrent harvest and the artifact writes.
+package export
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultPrometheusURL is the in-cluster Prometheus service of the
+// benchmarking namespace.
+const DefaultPrometheusURL = "http://prometheus.benchmarking.svc.cluster.local:9090"
+
+// Options are the export's inputs (export.md). Zero Start/End mean "take them
+// from the run's files".
+type Options struct {
+	RunDir string
+	Store  string
+	RunID  string
+	Out    string
+
+	Start, End    int64
+	Tag, TestName string
+	Users         float64
+	ActorsPerUser float64
+
+	PrometheusURL   string
+	Headers         []string
+	BearerTokenFile string
+	AteletLagS      int64
+	Timeout         time.Duration
+	MaxConcurrency  int
+
+	ClusterFacts bool
+	Kubeconfig   string
+	Context      string
+
+	WorkerPool      string
+	WorkerNamespace string
+	WorkerContainer string
+	WorkerPodRegex  string
+	AteletNamespace string
+	AteletContainer string
+
+	Metadata string
+	Replace  bool
+	Verbose  bool
+	Before   bool
+	// NoWait skips the lag wait (tests and re-harvests of old runs never
+	// wait anyway: the wait is until end+lag, which has passed).
+	NoWait bool
+}
+
+// UsageError is a bad flag or input: exit code 2, nothing written.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// headerList is a repeatable --header 'Name: value' flag.
+type headerList []string
+
+func (h *headerList) String() string { return strings.Join(*h, ", ") }
+func (h *headerList) Set(v string) error {
+	name, _, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("header %q is not 'Name: value'", v)
+	}
+	*h = append(*h, v)
+	return nil
+}
+
+// flagSet declares every export flag on o. The same declaration serves the
+// CLI (flags) and mage (environment variables named after the flags).
+func flagSet(o *Options, output io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("density export", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&o.RunDir, "run-dir", "", "run directory where Locust wrote stats_history.csv and stats.csv, and where stats.jsonl lives")
+	fs.StringVar(&o.Store, "store", "", "results store URL (file://, gs://, s3://, azblob://) to re-harvest an archived run (with --run)")
+	fs.StringVar(&o.RunID, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
+	fs.StringVar(&o.Out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
+	fs.Int64Var(&o.Start, "start", 0, "run start, Unix seconds (default from the run's files)")
+	fs.Int64Var(&o.End, "end", 0, "run end, Unix seconds (default from the run's files)")
+	fs.StringVar(&o.Tag, "tag", "", "run tag, usually the commit under test (default from the results-store path)")
+	fs.StringVar(&o.TestName, "test-name", "", "test name (default from the results-store path)")
+	fs.Float64Var(&o.Users, "users", 0, "Locust -u user count, used only when stats_history.csv has no user counts")
+	fs.Float64Var(&o.Users, "u", 0, "shorthand for --users")
+	fs.Float64Var(&o.ActorsPerUser, "actors-per-user", 1, "actors each Locust user keeps alive (0 means 1)")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", DefaultPrometheusURL, "Prometheus (or compatible) base URL")
+	fs.Var((*headerList)(&o.Headers), "header", "extra HTTP header 'Name: value' on every Prometheus request (repeatable), e.g. X-Scope-OrgID")
+	fs.StringVar(&o.BearerTokenFile, "bearer-token-file", "", "file holding a bearer token for Prometheus (or set PROMETHEUS_BEARER_TOKEN)")
+	fs.Int64Var(&o.AteletLagS, "atelet-lag-s", 70, "seconds atelet metrics lag behind reality; snapshot edges shift by half")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "timeout of each Prometheus request (default 5s instant, 8s range) and Kubernetes call (5s)")
+	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 8, "Prometheus requests in flight at most")
+	fs.BoolVar(&o.ClusterFacts, "cluster-facts", true, "read cluster facts from Kubernetes (--cluster-facts=false or --no-cluster-facts makes no Kubernetes call)")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig path (default in-cluster, then $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&o.Context, "context", "", "kubeconfig context")
+	fs.StringVar(&o.WorkerPool, "worker-pool", "benchmark-ateom", "worker pool name (ate_workerpool_name)")
+	fs.StringVar(&o.WorkerNamespace, "worker-namespace", "benchmark-workloads", "worker pod namespace")
+	fs.StringVar(&o.WorkerContainer, "worker-container", "ateom", "worker container name")
+	fs.StringVar(&o.WorkerPodRegex, "worker-pod-regex", "benchmark-ateom.*", "worker pod name regex")
+	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
+	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
+	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
+	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
+	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
+	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
+	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
+	return fs
+}
+
+// ParseFlags parses `density export` arguments. --no-cluster-facts is
+// accepted as the negation of --cluster-facts.
+func ParseFlags(args []string, output io.Writer) (Options, error) {
+	var o Options
+	// Errors are reported by the caller in one line; only --help prints the
+	// flag list.
+	fs := flagSet(&o, io.Discard)
+	rewritten := make([]string, 0, len(args))
+	for _, a := range args {
+		if a == "--no-cluster-facts" || a == "-no-cluster-facts" {
+			a = "--cluster-facts=false"
+		}
+		rewritten = append(rewritten, a)
+	}
+	if err := fs.Parse(rewritten); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(output, "Usage: density export --run-dir DIR [flags]\n       density export --store URL --run ID [flags]\n       density export --run-dir DIR --before\n\nFlags:")
+			fs.SetOutput(output)
+			fs.PrintDefaults()
+			return o, err
+		}
+		return o, &UsageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		return o, usageErrorf("unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	return o, o.validate()
+}
+
+// FromEnv builds Options for `mage export [runDir]`: every flag is read from
+// the environment variable named like it in upper snake case
+// (--prometheus-url → PROMETHEUS_URL, --cluster-facts → CLUSTER_FACTS,
+// --header → HEADER with headers separated by newlines).
+func FromEnv(runDir string, getenv func(string) string) (Options, error) {
+	var o Options
+	fs := flagSet(&o, io.Discard)
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || f.Name == "u" {
+			return
+		}
+		v := getenv(EnvName(f.Name))
+		if v == "" {
+			return
+		}
+		values := []string{v}
+		if f.Name == "header" {
+			values = strings.Split(strings.TrimSpace(v), "\n")
+		}
+		for _, one := range values {
+			if serr := fs.Set(f.Name, one); serr != nil {
+				err = usageErrorf("%s=%q: %v", EnvName(f.Name), one, serr)
+				return
+			}
+		}
+	})
+	if err != nil {
+		return o, err
+	}
+	if runDir != "" {
+		o.RunDir = runDir
+	}
+	return o, o.validate()
+}
+
+// EnvName maps a flag name to its mage environment variable.
+func EnvName(flagName string) string {
+	return strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// EnvNames lists every flag with its environment variable, for docs.
+func EnvNames() [][2]string {
+	var o Options
+	var out [][2]string
+	flagSet(&o, io.Discard).VisitAll(func(f *flag.Flag) {
+		if f.Name != "u" {
+			out = append(out, [2]string{"--" + f.Name, EnvName(f.Name)})
+		}
+	})
+	return out
+}
+
+// validate checks every input before anything is read or written.
+func (o *Options) validate() error {
+	switch {
+	case o.RunDir == "" && o.Store == "":
+		return usageErrorf("one of --run-dir or --store is required")
+	case o.RunDir != "" && o.Store != "":
+		return usageErrorf("--run-dir and --store are exclusive")
+	case o.Store != "" && o.RunID == "":
+		return usageErrorf("--store needs --run <test_name>/<run_ts>/<tag> or --run latest")
+	case o.Store == "" && o.RunID != "":
+		return usageErrorf("--run needs --store")
+	case o.Start < 0 || o.End < 0:
+		return usageErrorf("--start and --end are Unix seconds, not negative")
+	case o.Start > 0 && o.End > 0 && o.End < o.Start:
+		return usageErrorf("--end %d is before --start %d", o.End, o.Start)
+	case o.AteletLagS < 0:
+		return usageErrorf("--atelet-lag-s must not be negative")
+	case o.MaxConcurrency < 1:
+		return usageErrorf("--max-concurrency must be at least 1")
+	case o.Timeout < 0:
+		return usageErrorf("--timeout must not be negative")
+	case o.Users < 0 || o.ActorsPerUser < 0:
+		return usageErrorf("--users and --actors-per-user must not be negative")
+	}
+	u, err := url.Parse(o.PrometheusURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErrorf("--prometheus-url %q is not an http(s) URL", o.PrometheusURL)
+	}
+	if o.RunDir != "" {
+		st, err := os.Stat(o.RunDir)
+		if err != nil {
+			return usageErrorf("run directory: %v", err)
+		}
+		if !st.IsDir() {
+			return usageErrorf("run directory %s is not a directory", o.RunDir)
+		}
+	}
+	if o.BearerTokenFile != "" {
+		if _, err := os.Stat(o.BearerTokenFile); err != nil {
+			return usageErrorf("--bearer-token-file: %v", err)
+		}
+	}
+	return nil
+}

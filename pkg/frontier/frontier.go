@@ -1,0 +1,284 @@
+// Package frontier computes the trial_summary row of cluster-facts.md: the
+// cluster facts as strings, the density frontiers (actors per node, per
+// vCPU, per GiB of RAM, per pod) and the failure ratios. Pure functions of
+// their inputs: the caller reads the cluster (pkg/cluster) and the Locust
+// files (pkg/runs).
+//
+// What the frontiers assume, to be said wherever they are shown: actors =
+// users × actors-per-user, all alive at once; the denominators are read
+// once, after the run, so a cluster that autoscaled mid-run is measured at
+// its final size.
+package frontier
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/percentile"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// Facts are the cluster facts, field for field the same struct as
+// cluster.Facts (convert with frontier.Facts(f)); declared here so this
+// package stays free of client-go. A nil pointer or nil slice is null.
+type Facts struct {
+	MachineType         []string
+	NodeCount           *int
+	AllocatableCores    *float64
+	AllocatableRAMGB    *float64
+	WorkerPodCount      *int
+	KubernetesVersion   []string
+	WorkerActorCapacity []int64
+	WorkerMemoryLimitGB []float64
+	SandboxClass        []string
+}
+
+// Inputs is everything a trial_summary row is computed from.
+type Inputs struct {
+	Facts Facts
+	// ObservedUsers are stats_history.csv's observed user counts
+	// (runs.ObservedUsers); values <= 0 or not finite are ignored.
+	ObservedUsers []float64
+	// Users is the -u user count, used only when nothing was observed
+	// (0: not given).
+	Users float64
+	// ActorsPerUser is --actors-per-user (0: not given, meaning 1).
+	ActorsPerUser float64
+	// Stats are stats.csv's rows (runs.ReadStatsCSV); StatsErr, when set,
+	// is why stats.csv could not be read.
+	Stats    []runs.OperationStats
+	StatsErr error
+	// Metadata is ParseMetadata's result.
+	Metadata Metadata
+	// RunStart, RunEnd are the run window in Unix seconds.
+	RunStart, RunEnd int64
+}
+
+// Measurement is one key of the row; a nil Value is null.
+type Measurement struct {
+	Key   string
+	Value *string
+}
+
+// Measurements are the row's measurements in the spec's key order.
+type Measurements []Measurement
+
+// Get returns the value of key and whether the key is present.
+func (m Measurements) Get(key string) (*string, bool) {
+	for _, x := range m {
+		if x.Key == key {
+			return x.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Object is the measurements in pkg/artifact's ordered model.
+func (m Measurements) Object() artifact.Object {
+	o := make(artifact.Object, 0, len(m))
+	for _, x := range m {
+		var v any // untyped nil: null
+		if x.Value != nil {
+			v = *x.Value
+		}
+		o = append(o, artifact.Field{Key: x.Key, Value: v})
+	}
+	return o
+}
+
+// Row is the stats.jsonl trial_summary row; its timestamp is the run start
+// as YYYY-MM-DDTHH:MM:SSZ, the same as the server_summary row's.
+func Row(m Measurements, runStart int64, tag, testName string) artifact.Row {
+	return artifact.Row{
+		Timestamp:    time.Unix(runStart, 0).UTC().Format("2006-01-02T15:04:05Z"),
+		Tag:          tag,
+		TestName:     testName,
+		Metric:       artifact.MetricTrialSummary,
+		Measurements: m.Object(),
+	}
+}
+
+// Notice says why a computed measurement is null (facts that are null
+// carry pkg/cluster's notices already).
+type Notice struct {
+	Field  string
+	Reason string
+}
+
+// TrialSummary computes the row's measurements.
+func TrialSummary(in Inputs) (Measurements, []Notice) {
+	var (
+		m       Measurements
+		notices []Notice
+	)
+	put := func(k string, v *string) { m = append(m, Measurement{k, v}) }
+	null := func(k, reason string) {
+		put(k, nil)
+		notices = append(notices, Notice{k, reason})
+	}
+	f := in.Facts
+
+	put("machine_type", joinStrings(f.MachineType))
+	put("node_count", intText(f.NodeCount))
+	put("allocatable_cores", floatText(f.AllocatableCores))
+	put("allocatable_ram_gb", floatText(f.AllocatableRAMGB))
+	put("worker_pod_count", intText(f.WorkerPodCount))
+	put("kubernetes_version", joinStrings(f.KubernetesVersion))
+	put("worker_actor_capacity", joinInts(f.WorkerActorCapacity))
+	put("worker_memory_limit_gb", joinFloats(f.WorkerMemoryLimitGB))
+	put("sandbox_class", joinStrings(f.SandboxClass))
+	put("run_start", ptr(strconv.FormatInt(in.RunStart, 10)))
+	put("run_end", ptr(strconv.FormatInt(in.RunEnd, 10)))
+	for _, kv := range in.Metadata {
+		put("metadata_"+kv.Key, ptr(kv.Value))
+	}
+
+	perUser := in.ActorsPerUser
+	if perUser == 0 {
+		perUser = 1
+	}
+	var observed []float64
+	for _, u := range in.ObservedUsers {
+		if u > 0 && u-u == 0 { // finite and positive
+			observed = append(observed, u)
+		}
+	}
+
+	// Density over the final cluster size.
+	var peakActors *float64
+	switch {
+	case len(observed) > 0:
+		peak := observed[0]
+		for _, u := range observed[1:] {
+			peak = max(peak, u)
+		}
+		peakActors = ptr(peak * perUser)
+	case in.Users > 0:
+		peakActors = ptr(in.Users * perUser)
+	}
+	var nodes *float64
+	if f.NodeCount != nil {
+		nodes = ptr(float64(*f.NodeCount))
+	}
+	frontiers := Measurements{}
+	frontierNotices := []Notice{}
+	addFrontier := func(key, denomName string, denom *float64) {
+		switch {
+		case peakActors == nil:
+			frontiers = append(frontiers, Measurement{key, nil})
+			frontierNotices = append(frontierNotices, Notice{key, "no user count: stats_history.csv has none and -u was not given"})
+		case denom == nil:
+			frontiers = append(frontiers, Measurement{key, nil})
+			frontierNotices = append(frontierNotices, Notice{key, denomName + " is null"})
+		case percentile.Round(*denom, 2) == 0:
+			frontiers = append(frontiers, Measurement{key, nil})
+			frontierNotices = append(frontierNotices, Notice{key, denomName + " is 0"})
+		default:
+			// Over the reported (already rounded) denominator.
+			frontiers = append(frontiers, Measurement{key, floatText(ptr(percentile.Round(*peakActors/percentile.Round(*denom, 2), 2)))})
+		}
+	}
+	addFrontier("actors_per_node", "node_count", nodes)
+	addFrontier("actors_per_vcpu", "allocatable_cores", f.AllocatableCores)
+	addFrontier("actors_per_gb_ram", "allocatable_ram_gb", f.AllocatableRAMGB)
+
+	// Actors per pod over every observed user count (ramp-up included).
+	var p50, p90, p99 *float64
+	var podReason string
+	switch {
+	case f.WorkerPodCount == nil:
+		podReason = "worker_pod_count is null"
+	case *f.WorkerPodCount == 0:
+		podReason = "worker_pod_count is 0"
+	case len(observed) == 0:
+		podReason = "no observed user counts in stats_history.csv"
+	default:
+		ratios := make([]float64, len(observed))
+		for i, u := range observed {
+			ratios[i] = percentile.Round(u*perUser/float64(*f.WorkerPodCount), 4)
+		}
+		s := percentile.OfRounded(ratios, 2)
+		p50, p90, p99 = s.P50, s.P90, s.P99
+	}
+
+	switch {
+	case p50 == nil:
+		null("multi_actor_worker", "actors_per_pod_p50 is null")
+	case *p50 > 1:
+		put("multi_actor_worker", ptr("true"))
+	default:
+		put("multi_actor_worker", ptr("false"))
+	}
+	m = append(m, frontiers...)
+	notices = append(notices, frontierNotices...)
+	for _, p := range []struct {
+		key string
+		v   *float64
+	}{{"actors_per_pod_p50", p50}, {"actors_per_pod_p90", p90}, {"actors_per_pod_p99", p99}} {
+		if p.v == nil {
+			null(p.key, podReason)
+		} else {
+			put(p.key, floatText(p.v))
+		}
+	}
+
+	ratios, ratioNotices := failureRatios(in.Stats, in.StatsErr)
+	m = append(m, ratios...)
+	notices = append(notices, ratioNotices...)
+	return m, notices
+}
+
+// ShouldWriteTrialSummary says whether the run produced stats: status.json
+// (nil when absent or unreadable) says stats_generated: true, or, without
+// status.json, stats.csv has at least one data row. A status.json without
+// a boolean stats_generated counts as false: Locust wrote the file and did
+// not claim stats.
+func ShouldWriteTrialSummary(status *runs.Status, statsCSVHasRows bool) bool {
+	if status != nil {
+		return status.StatsGenerated != nil && *status.StatsGenerated
+	}
+	return statsCSVHasRows
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func intText(p *int) *string {
+	if p == nil {
+		return nil
+	}
+	return ptr(strconv.Itoa(*p))
+}
+
+func floatText(p *float64) *string {
+	if p == nil {
+		return nil
+	}
+	return ptr(artifact.FormatFloat(*p))
+}
+
+// join prints a set sorted by value (numbers numerically), distinct and
+// comma-joined; an empty set is null. pkg/cluster already sorts; sorting
+// again keeps the rule here, next to the printing.
+func join[T cmp.Ordered](vs []T, text func(T) string) *string {
+	if len(vs) == 0 {
+		return nil
+	}
+	sorted := slices.Compact(slices.Sorted(slices.Values(vs)))
+	parts := make([]string, len(sorted))
+	for i, v := range sorted {
+		parts[i] = text(v)
+	}
+	return ptr(strings.Join(parts, ","))
+}
+
+func joinStrings(vs []string) *string { return join(vs, func(s string) string { return s }) }
+
+func joinInts(vs []int64) *string {
+	return join(vs, func(i int64) string { return strconv.FormatInt(i, 10) })
+}
+
+func joinFloats(vs []float64) *string { return join(vs, artifact.FormatFloat) }

@@ -1,0 +1,130 @@
+package harvest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/substrate/density/pkg/percentile"
+	"github.com/substrate/density/pkg/promql"
+)
+
+// PSIResources are the pressure resources in output order: the metric infix
+// and the output key prefix.
+var PSIResources = [3]struct{ Metric, Key string }{
+	{"cpu", "cpu"}, {"memory", "mem"}, {"io", "io"},
+}
+
+// PSIResource is one resource of a PSI block.
+type PSIResource struct {
+	Summary percentile.Summary // <key>_stall_pct: every steady sample of every series, pooled
+	// Series are the per-node (instance) or per-pod series of the whole run,
+	// in stall percent, for panels. Nil when the read failed.
+	Series []promql.Series
+}
+
+// PSI is the node_psi or pod_psi block.
+type PSI struct {
+	CPU, Mem, IO PSIResource
+	// Count is `nodes` (node_psi) or `pods` (pod_psi): distinct non-empty
+	// instance/pod labels seen in any of the three results; nil only when
+	// all three reads failed (unknown, not zero).
+	Count *int
+}
+
+// Resource returns the block's resource by output key ("cpu", "mem", "io").
+func (b *PSI) Resource(key string) *PSIResource {
+	switch key {
+	case "cpu":
+		return &b.CPU
+	case "mem", "memory":
+		return &b.Mem
+	case "io":
+		return &b.IO
+	}
+	return nil
+}
+
+func emptyPSI() PSI { return PSI{} }
+
+// podSelector is the spec's worker-pod cgroup selector POD.
+func podSelector(sel Selectors) string {
+	return `pod=~` + quote(sel.WorkerPodRegex) + `, container="", id=~` + quote(`.*[/-]pod[^/]+(\.slice)?`)
+}
+
+// psiExpr is psi(R, SEL, BY) of the spec.
+func psiExpr(res, sel, by string) string {
+	return "sum by (" + by + ") (rate(container_pressure_" + res + "_waiting_seconds_total{" + sel + "}[1m])) * 100"
+}
+
+// NodePSIQuery is node_psi's PromQL for resource res ("cpu", "memory", "io").
+func NodePSIQuery(sel Selectors, res string) string {
+	return psiExpr(res, `container="node"`, "instance") + " and on (instance) " + psiExpr(res, podSelector(sel), "instance")
+}
+
+// PodPSIQuery is pod_psi's PromQL for resource res.
+func PodPSIQuery(sel Selectors, res string) string {
+	return psiExpr(res, podSelector(sel), "pod")
+}
+
+// HarvestNodePSI reads node_psi over [Start, End].
+func HarvestNodePSI(ctx context.Context, c *promql.Client, p Params) (PSI, []Notice) {
+	return harvestPSI(ctx, c, p, BlockNodePSI, "instance", func(res string) string { return NodePSIQuery(p.Sel, res) })
+}
+
+// HarvestPodPSI reads pod_psi over [Start, End].
+func HarvestPodPSI(ctx context.Context, c *promql.Client, p Params) (PSI, []Notice) {
+	return harvestPSI(ctx, c, p, BlockPodPSI, "pod", func(res string) string { return PodPSIQuery(p.Sel, res) })
+}
+
+func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by string, query func(string) string) (PSI, []Notice) {
+	var reads [3]rangeRead
+	var wg sync.WaitGroup
+	for i, r := range PSIResources {
+		wg.Go(func() { reads[i] = readRange(ctx, c, query(r.Metric), p.Start, p.End) })
+	}
+	wg.Wait()
+
+	var out PSI
+	var notices []Notice
+	seen := map[string]struct{}{}
+	okReads := 0
+	for i, r := range PSIResources {
+		dst := out.Resource(r.Key)
+		field := r.Key + "_stall_pct"
+		rd := reads[i]
+		if rd.err != nil {
+			notices = append(notices, failed(block, field, rd.err))
+			continue
+		}
+		okReads++
+		dst.Series = rd.series
+		var pooled []float64
+		for _, s := range rd.series {
+			if v := s.Labels[by]; v != "" {
+				seen[v] = struct{}{}
+			}
+			for _, smp := range s.Samples {
+				if p.inSteady(smp.T) {
+					pooled = append(pooled, smp.V)
+				}
+			}
+		}
+		dst.Summary = percentile.Of(pooled)
+		switch {
+		case len(rd.series) == 0:
+			notices = append(notices, absent(block, field, "container_pressure_"+r.Metric+"_waiting_seconds_total for the selection"))
+		case len(pooled) == 0:
+			notices = append(notices, Notice{Block: block, Field: field, Reason: "null: no sample inside the steady window"})
+		}
+	}
+	if okReads > 0 {
+		out.Count = ptr(len(seen))
+	} else {
+		countKey := "nodes"
+		if by == "pod" {
+			countKey = "pods"
+		}
+		notices = append(notices, Notice{Block: block, Field: countKey, Reason: "null: all three PSI reads failed"})
+	}
+	return out, notices
+}

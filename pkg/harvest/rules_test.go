@@ -1,0 +1,327 @@
+package harvest
+
+// Table tests of the block rules on hand-made decoded series (no
+// Prometheus): each case pins one sentence of server-telemetry.md.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/substrate/density/pkg/percentile"
+	"github.com/substrate/density/pkg/promql"
+)
+
+func ser(labels map[string]string, pts ...float64) promql.Series {
+	// pts are (t, v) pairs
+	s := promql.Series{Labels: labels}
+	for i := 0; i+1 < len(pts); i += 2 {
+		s.Samples = append(s.Samples, promql.Sample{T: int64(pts[i]), V: pts[i+1]})
+	}
+	return s
+}
+
+func L(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func pf(x *float64) string {
+	if x == nil {
+		return "null"
+	}
+	return fmt.Sprint(*x)
+}
+
+func pi[T int | int64](x *T) string {
+	if x == nil {
+		return "null"
+	}
+	return fmt.Sprint(*x)
+}
+
+func TestQueriesAreTheSpecsPromQL(t *testing.T) {
+	sel := DefaultSelectors()
+	cases := []struct{ name, got, want string }{
+		{"packing", PackingQuery(sel), `ate_workerpool_workers{ate_workerpool_name="benchmark-ateom"}`},
+		{"node psi cpu", NodePSIQuery(sel, "cpu"),
+			`sum by (instance) (rate(container_pressure_cpu_waiting_seconds_total{container="node"}[1m])) * 100 and on (instance) ` +
+				`sum by (instance) (rate(container_pressure_cpu_waiting_seconds_total{pod=~"benchmark-ateom.*", container="", id=~".*[/-]pod[^/]+(\\.slice)?"}[1m])) * 100`},
+		{"pod psi io", PodPSIQuery(sel, "io"),
+			`sum by (pod) (rate(container_pressure_io_waiting_seconds_total{pod=~"benchmark-ateom.*", container="", id=~".*[/-]pod[^/]+(\\.slice)?"}[1m])) * 100`},
+		{"ws node", WorkingSetQuery(sel, "node"),
+			`max by (instance) (container_memory_working_set_bytes{container="node"}) and on (instance) count by (instance) (rate(container_cpu_usage_seconds_total{namespace="benchmark-workloads", container="ateom"}[1m]) > 0)`},
+		{"ws worker", WorkingSetQuery(sel, "worker"),
+			`max by (pod) (container_memory_working_set_bytes{namespace="benchmark-workloads", container="ateom"}) and on (pod) (rate(container_cpu_usage_seconds_total{namespace="benchmark-workloads", container="ateom"}[1m]) > 0)`},
+		{"ws atelet", WorkingSetQuery(sel, "atelet"),
+			`max by (pod, instance) (container_memory_working_set_bytes{namespace="ate-system", container="atelet"}) and on (instance) count by (instance) (rate(container_cpu_usage_seconds_total{namespace="benchmark-workloads", container="ateom"}[1m]) > 0)`},
+		{"ws actor", WorkingSetQuery(sel, "actor"), `sum by (instance, exported_instance) (ate_actor_stats_memory_working_set_bytes)`},
+		{"actors", SampledActorsQuery, `sum by (instance, exported_instance) (ate_actor_stats_sampled_actors)`},
+		{"oom node", OOMNodeSelector, `container_oom_events_total{id="/"}`},
+		{"oom pod", OOMPodSelector(sel), `container_oom_events_total{namespace="benchmark-workloads", pod=~"benchmark-ateom.*"}`},
+		{"snap mem", SnapshotSelectors()[0], `{__name__=~"atelet_snapshot_size_bytes_(bucket|sum|count)", file_name=~"pages.img|memory-ranges"}`},
+		{"snap all files", SnapshotSelectors()[1], `atelet_snapshot_size_bytes_sum`},
+		{"restore", SnapshotSelectors()[2], `{__name__=~"ate_actor_restore_duration_seconds_(bucket|sum|count)", ate_snapshot_phase="total"}`},
+		{"checkpoint", SnapshotSelectors()[3], `{__name__=~"ate_actor_checkpoint_duration_seconds_(bucket|sum|count)", ate_snapshot_phase="total"}`},
+		{"quoted selector", PackingQuery(Selectors{WorkerPool: `a"b\c`}), `ate_workerpool_workers{ate_workerpool_name="a\"b\\c"}`},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestShiftIsIntegerDivision(t *testing.T) {
+	for _, c := range []struct{ lag, want int64 }{{70, 35}, {71, 35}, {0, 0}, {1, 0}, {90, 45}} {
+		if got := (Params{LagS: c.lag}).Shift(); got != c.want {
+			t.Errorf("lag %d: shift %d, want %d", c.lag, got, c.want)
+		}
+	}
+}
+
+func TestPackingRules(t *testing.T) {
+	steady := Params{SteadyStart: 10, SteadyEnd: 30}
+	old := func(state string, pts ...float64) promql.Series {
+		return ser(L("instance", "collector:8888", "exported_instance", "ateapi-old", "ate_worker_state", state), pts...)
+	}
+	nw := func(state string, pts ...float64) promql.Series {
+		return ser(L("instance", "collector:8888", "exported_instance", "ateapi-new", "ate_worker_state", state), pts...)
+	}
+	type pt struct {
+		t           int64
+		busy, total float64
+		ratio       string
+	}
+	cases := []struct {
+		name    string
+		series  []promql.Series
+		want    []pt
+		wantP50 string
+		wantN   int // ratios in the summary, checked through min/max presence
+	}{
+		{
+			name: "frozen exited ateapi loses to the process that runs latest",
+			series: []promql.Series{
+				old("partial", 0, 1, 10, 1, 20, 1), old("idle", 0, 3, 10, 3, 20, 3),
+				nw("partial", 10, 2, 20, 2, 30, 4), nw("at_capacity", 10, 1, 20, 1, 30, 0), nw("idle", 10, 1, 20, 1, 30, 0),
+			},
+			want:    []pt{{0, 1, 4, "0.25"}, {10, 3, 4, "0.75"}, {20, 3, 4, "0.75"}, {30, 4, 4, "1"}},
+			wantP50: "0.75",
+		},
+		{
+			name: "tie on last-seen goes to the larger key; missing state is unknown and counts in total",
+			series: []promql.Series{
+				ser(L("instance", "b", "ate_worker_state", "partial"), 10, 1), ser(L("instance", "b"), 10, 2),
+				ser(L("instance", "a", "ate_worker_state", "partial"), 10, 5),
+			},
+			want:    []pt{{10, 1, 3, "0.3333"}},
+			wantP50: "0.3333",
+		},
+		{
+			name: "zero pool: ratio null, excluded from summary; outside steady excluded",
+			series: []promql.Series{
+				ser(L("instance", "x", "ate_worker_state", "idle"), 0, 2, 10, 0, 20, 2, 40, 2),
+				ser(L("instance", "x", "ate_worker_state", "at_capacity"), 0, 2, 10, 0, 20, 1, 40, 2),
+			},
+			want:    []pt{{0, 2, 4, "0.5"}, {10, 0, 0, "null"}, {20, 1, 3, "0.3333"}, {40, 2, 4, "0.5"}},
+			wantP50: "0.3333",
+		},
+		{
+			name: "scale-up: total follows the states present",
+			series: []promql.Series{
+				ser(L("instance", "x", "ate_worker_state", "idle"), 10, 6, 20, 2),
+				ser(L("instance", "x", "ate_worker_state", "partial"), 10, 0, 20, 7),
+			},
+			want:    []pt{{10, 0, 6, "0"}, {20, 7, 9, "0.7778"}},
+			wantP50: "0.7778",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _ := packingFrom(c.series, steady)
+			if len(got.Timeseries) != len(c.want) {
+				t.Fatalf("points %d, want %d: %+v", len(got.Timeseries), len(c.want), got.Timeseries)
+			}
+			for i, w := range c.want {
+				g := got.Timeseries[i]
+				if g.Timestamp != w.t || g.Busy != w.busy || g.Total != w.total || pf(g.Ratio) != w.ratio {
+					t.Errorf("point %d: got {%d %v %v %s}, want %+v", i, g.Timestamp, g.Busy, g.Total, pf(g.Ratio), w)
+				}
+			}
+			if pf(got.Summary.P50) != c.wantP50 {
+				t.Errorf("summary p50 %s, want %s", pf(got.Summary.P50), c.wantP50)
+			}
+		})
+	}
+}
+
+func TestActiveActorsGridWalk(t *testing.T) {
+	// shift 5: range over [105, 145]; timestamps come back as t-5.
+	p := Params{Start: 100, End: 140, SteadyStart: 110, SteadyEnd: 130, LagS: 10}
+	series := []promql.Series{
+		ser(L("instance", "n1"), 105, 3, 115, 4, 125, 5, 145, 1),
+		// a duplicate replica of n1's atelet: merged by max, never summed
+		ser(L("instance", "collector-2", "exported_instance", "n1"), 115, 9, 125, 2),
+		ser(L("instance", "n2"), 115, 0, 125, 2),
+		// 135: nobody reported (a failed scrape): skipped
+	}
+	got, notices := activeActors(p, rangeRead{series: series})
+	if len(notices) != 0 {
+		t.Errorf("notices %v", notices)
+	}
+	want := []ActorsPoint{{100, 3, 1}, {110, 9, 1}, {120, 7, 2}, {140, 1, 1}}
+	if fmt.Sprint(got.Timeseries) != fmt.Sprint(want) {
+		t.Errorf("timeseries %v, want %v", got.Timeseries, want)
+	}
+	if pi(got.Atelets) != "2" {
+		t.Errorf("atelets %s, want 2", pi(got.Atelets))
+	}
+	// steady totals (110, 120): 9 and 7
+	if pf(got.Summary.Min) != "7" || pf(got.Summary.Max) != "9" || pf(got.Summary.P50) != "9" || pf(got.Summary.Avg) != "8" {
+		t.Errorf("summary %s %s %s %s", pf(got.Summary.Min), pf(got.Summary.P50), pf(got.Summary.Max), pf(got.Summary.Avg))
+	}
+
+	none, n := activeActors(p, rangeRead{})
+	if none.Atelets != nil || none.Summary.P50 != nil || none.Timeseries == nil || len(none.Timeseries) != 0 || len(n) != 1 {
+		t.Errorf("no series: %+v %v, want null atelets, null summary, [] timeseries and a notice", none, n)
+	}
+	failedRead, n := activeActors(p, rangeRead{err: errors.New("boom")})
+	if failedRead.Atelets != nil || len(n) != 1 || n[0].Block != BlockActiveActors {
+		t.Errorf("failed read: %+v %v", failedRead, n)
+	}
+}
+
+func TestWorkingSetBlockCountRules(t *testing.T) {
+	p := Params{SteadyStart: 100, SteadyEnd: 200}
+	cases := []struct {
+		name   string
+		cols   []map[int64]float64
+		count  string
+		p50    string
+		points string
+	}{
+		{"two series, one steady", []map[int64]float64{{50: 1, 100: 2}, {50: 3}}, "1", "2", "[{50 4 3} {100 2 2}]"},
+		{"samples but none steady: count 0, summary null", []map[int64]float64{{50: 1}}, "0", "null", "[{50 1 1}]"},
+		{"rounding to 4 decimals", []map[int64]float64{{150: 0.123456}, {150: 0.000049}}, "2", "0.1235", "[{150 0.1235 0.1235}]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, _ := wsBlock(p, "node", c.cols)
+			if pi(b.Count) != c.count || pf(b.Summary.P50) != c.p50 || fmt.Sprint(b.Timeseries) != c.points {
+				t.Errorf("count %s p50 %s points %v; want %s %s %s", pi(b.Count), pf(b.Summary.P50), b.Timeseries, c.count, c.p50, c.points)
+			}
+		})
+	}
+	r, n := wsFromRead(p, "worker", rangeRead{}, "x", nil)
+	if r.Count != nil || r.Timeseries == nil || len(n) != 1 {
+		t.Errorf("no series: count %s timeseries %v notices %v; want null, [], one notice", pi(r.Count), r.Timeseries, n)
+	}
+}
+
+func gr(name string, growth float64, end *float64, restarted bool, kv ...string) promql.SeriesGrowth {
+	return promql.SeriesGrowth{Labels: L(append([]string{"__name__", name}, kv...)...), Growth: growth, End: end, Restarted: restarted}
+}
+
+func TestSnapshotFigures(t *testing.T) {
+	e := func(x float64) *float64 { return &x }
+	// MEM: 4 checkpoints in the window, sizes in (1 MiB, 2 MiB] x3 and (2,4] x1.
+	mem := promql.Growth{Series: []promql.SeriesGrowth{
+		gr("atelet_snapshot_size_bytes_bucket", 0, nil, false, "le", "1.048576e+06"),
+		gr("atelet_snapshot_size_bytes_bucket", 3, nil, false, "le", "2.097152e+06"),
+		gr("atelet_snapshot_size_bytes_bucket", 4, nil, false, "le", "4.194304e+06"),
+		gr("atelet_snapshot_size_bytes_bucket", 4, nil, false, "le", "+Inf"),
+		gr("atelet_snapshot_size_bytes_sum", 6*MiB, nil, false),
+		gr("atelet_snapshot_size_bytes_count", 2.5, e(10), true, "instance", "a"),
+		gr("atelet_snapshot_size_bytes_count", 1.5, e(7), false, "instance", "b"),
+	}}
+	all := promql.Growth{Series: []promql.SeriesGrowth{
+		gr("atelet_snapshot_size_bytes_sum", 6*MiB, nil, false),
+		gr("atelet_snapshot_size_bytes_sum", 2*MiB, nil, false, "file_name", "pages.meta"),
+	}}
+	ck := promql.Growth{Series: []promql.SeriesGrowth{
+		gr("ate_actor_checkpoint_duration_seconds_bucket", 4, nil, false, "le", "1"),
+		gr("ate_actor_checkpoint_duration_seconds_bucket", 4, nil, false, "le", "+Inf"),
+		gr("ate_actor_checkpoint_duration_seconds_sum", 2, nil, false),
+		gr("ate_actor_checkpoint_duration_seconds_count", 4, e(9), false),
+	}}
+	reads := [4]growthRead{{g: mem}, {g: all}, {g: promql.Growth{}}, {g: ck}}
+	s, notices := snapshotsFrom(reads, 100, 200)
+	checks := map[string]string{
+		"size_p50_mb":            "1.6667", // rank 2 of 4 in (1,2] holding 3: 1 + 1*(2/3)
+		"size_p99_mb":            "3.92",   // rank 3.96: (2,4] holding 1: 2 + 2*(0.96/1)
+		"size_avg_mb":            "1.5",
+		"checkpoints_in_window":  "4",
+		"checkpoints_cumulative": "17",
+		"restore_p50_s":          "null", // family absent: null, not 0
+		"restore_mean_s":         "null",
+		"checkpoint_p50_s":       "0.5",
+		"checkpoint_mean_s":      "0.5",
+		"checkpoint_mb_s":        "4", // 8 MiB over 2 s of checkpointing
+	}
+	for _, f := range s.Fields() {
+		want, ok := checks[f.Key]
+		if !ok {
+			continue
+		}
+		got := pf(f.Float)
+		if f.Key == "checkpoints_in_window" || f.Key == "checkpoints_cumulative" {
+			got = pi(f.Int)
+		}
+		if got != want {
+			t.Errorf("%s = %s, want %s", f.Key, got, want)
+		}
+	}
+	if len(s.Fields()) != 18 {
+		t.Errorf("%d snapshot keys, want 18", len(s.Fields()))
+	}
+	if s.Restarted != 1 {
+		t.Errorf("restarted %d, want 1", s.Restarted)
+	}
+	var sawRestart, sawAbsent bool
+	for _, n := range notices {
+		sawRestart = sawRestart || (n.Field == "" && n.Reason[:1] == "1")
+		sawAbsent = sawAbsent || n.Field == "restore_*_s, restore_mean_s"
+	}
+	if !sawRestart || !sawAbsent {
+		t.Errorf("notices %v: want one for the restart and one for the absent restore family", notices)
+	}
+
+	// A failed read nulls its fields; a failed checkpoint read nulls
+	// checkpoint_mb_s even though the size sum is known.
+	reads[3] = growthRead{err: errors.New("HTTP 502")}
+	s, _ = snapshotsFrom(reads, 100, 200)
+	if s.CheckpointMBs != nil || s.CheckpointP50S != nil || s.CheckpointMeanS != nil || s.SizeAvgMB == nil {
+		t.Errorf("failed checkpoint read: mb_s %s p50 %s mean %s size_avg %s", pf(s.CheckpointMBs), pf(s.CheckpointP50S), pf(s.CheckpointMeanS), pf(s.SizeAvgMB))
+	}
+}
+
+func TestRatioAndRounding(t *testing.T) {
+	e := func(x float64) *float64 { return &x }
+	cases := []struct {
+		num, den *float64
+		scale    float64
+		want     string
+	}{
+		{nil, e(1), 1, "null"}, {e(1), nil, 1, "null"}, {e(1), e(0), 1, "null"},
+		{e(1), e(3), 1, "0.3333"}, {e(0.03125), e(1), 1, "0.0312"}, {e(3 * MiB), e(2), MiB, "1.5"},
+	}
+	for _, c := range cases {
+		if got := pf(ratio(c.num, c.den, c.scale)); got != c.want {
+			t.Errorf("ratio(%s, %s, %v) = %s, want %s", pf(c.num), pf(c.den), c.scale, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{2.5, "2"}, {3.5, "4"}, {2.4999, "2"}, {math.NaN(), "null"}} {
+		if got := pi(roundInt(&c.x)); got != c.want {
+			t.Errorf("round(%v) = %s, want %s (Python round: ties to even)", c.x, got, c.want)
+		}
+	}
+	_ = percentile.Round4
+}

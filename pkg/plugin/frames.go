@@ -1,0 +1,163 @@
+package plugin
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/percentile"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// Grafana unit ids (datasource.md "Frames").
+const (
+	unitRatio   = "percentunit" // 0..1 ratios
+	unitPercent = "percent"     // stall %
+	unitGiB     = "gbytes"
+	unitMiB     = "mbytes"
+	unitMiBs    = "MiBs"
+	unitSeconds = "s"
+	unitNone    = "none"
+)
+
+// snapshotUnits maps harvest's SnapshotField units to Grafana unit ids.
+var snapshotUnits = map[string]string{"MiB": unitMiB, "s": unitSeconds, "MiB/s": unitMiBs, "": unitNone}
+
+// runLabel names a run in legends when a query covers several runs.
+func runLabel(e runs.Entry) string {
+	parts := []string{}
+	for _, s := range []string{e.TestName, e.Tag} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return e.ID
+	}
+	return strings.Join(parts, " ")
+}
+
+// withPrefix prefixes a display name with the run label (multi-run queries).
+func withPrefix(label, name string) string {
+	if label == "" {
+		return name
+	}
+	return label + " " + name
+}
+
+// frameName is the frame's name: the kind plus the run label, if any.
+func frameName(kind, label string) string {
+	if label == "" {
+		return kind
+	}
+	return kind + " " + label
+}
+
+// configured sets a field's display name and unit.
+func configured(f *data.Field, display, unit string) *data.Field {
+	f.SetConfig(&data.FieldConfig{DisplayNameFromDS: display, Unit: unit})
+	return f
+}
+
+func timeField(ts []int64) *data.Field {
+	v := make([]time.Time, len(ts))
+	for i, t := range ts {
+		v[i] = time.Unix(t, 0).UTC()
+	}
+	return data.NewField("time", nil, v)
+}
+
+// nullableTime is a nullable time field (a run's end may be unknown).
+func nullableTime(name string, v []*time.Time) *data.Field { return data.NewField(name, nil, v) }
+
+func unixPtr(t int64, ok bool) *time.Time {
+	if !ok {
+		return nil
+	}
+	v := time.Unix(t, 0).UTC()
+	return &v
+}
+
+// summaryFields is P as one-row nullable number fields min … avg.
+func summaryFields(s percentile.Summary, label, what, unit string) []*data.Field {
+	vals := s.Values()
+	out := make([]*data.Field, len(percentile.Keys))
+	for i, k := range percentile.Keys {
+		out[i] = configured(data.NewField(k, nil, []*float64{vals[i]}), withPrefix(label, what+" "+k), unit)
+	}
+	return out
+}
+
+func intPtrToInt64(p *int) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := int64(*p)
+	return &v
+}
+
+// seriesFrame is a wide time series frame of several series joined on
+// their timestamps (a series without a sample at an instant is null there).
+// names are the fields' names; labels their Grafana labels.
+func seriesFrame(name string, series [][]sample, names, displays []string, labels []data.Labels, unit string) *data.Frame {
+	idx := map[int64]int{}
+	var ts []int64
+	for _, s := range series {
+		for _, p := range s {
+			if _, ok := idx[p.t]; !ok {
+				idx[p.t] = 0
+				ts = append(ts, p.t)
+			}
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	for i, t := range ts {
+		idx[t] = i
+	}
+	fields := []*data.Field{timeField(ts)}
+	for i, s := range series {
+		vals := make([]*float64, len(ts))
+		for _, p := range s {
+			v := p.v
+			vals[idx[p.t]] = &v
+		}
+		f := data.NewField(names[i], labels[i], vals)
+		fields = append(fields, configured(f, displays[i], unit))
+	}
+	return data.NewFrame(name, fields...)
+}
+
+// sample is a point of a frame series.
+type sample struct {
+	t int64
+	v float64
+}
+
+// noticesMeta turns harvest notices and run caveats into frame notices.
+func noticesMeta(runNotes []string, ns []harvest.Notice) []data.Notice {
+	var out []data.Notice
+	for _, n := range runNotes {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: n})
+	}
+	for _, n := range ns {
+		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: n.String()})
+	}
+	return out
+}
+
+// setMeta puts the executed PromQL on every frame (the query inspector
+// shows it per frame) and the notices on the first one only.
+func setMeta(frames []*data.Frame, queries []string, notices []data.Notice) {
+	for i, f := range frames {
+		if f.Meta == nil {
+			f.Meta = &data.FrameMeta{}
+		}
+		f.Meta.ExecutedQueryString = strings.Join(queries, "\n")
+		if i == 0 {
+			f.Meta.Notices = append(f.Meta.Notices, notices...)
+		}
+	}
+}

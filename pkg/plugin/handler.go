@@ -1,0 +1,87 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// runFrames is what a per-run handler produced for one run.
+type runFrames struct {
+	frames  []*data.Frame
+	queries []string
+	notices []harvest.Notice
+}
+
+// perRunFunc builds one run's frames; label is "" for a single-run query,
+// else the run's legend prefix.
+type perRunFunc func(ctx context.Context, m queryModel, e runs.Entry, label string) (runFrames, error)
+
+// perRun is the common shape of the per-run query types: parse and check
+// the query, resolve each run reference, build each run's frames and put
+// the PromQL and the notices on them.
+func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func(*queryModel) error, f perRunFunc) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if check != nil {
+		if err := check(&m); err != nil {
+			return errorResponse(err)
+		}
+	}
+	if err := d.needPrometheus(); err != nil {
+		return errorResponse(err)
+	}
+	entries, err := d.resolveRuns(ctx, m, q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	now := d.now().Unix()
+	var resp backend.DataResponse
+	for _, e := range entries {
+		label := ""
+		if len(entries) > 1 {
+			label = runLabel(e)
+		}
+		rf, err := f(ctx, m, e, label)
+		if err != nil {
+			return errorResponse(err)
+		}
+		setMeta(rf.frames, rf.queries, noticesMeta(d.runNotices(e, now), rf.notices))
+		resp.Frames = append(resp.Frames, rf.frames...)
+	}
+	return resp
+}
+
+// needPrometheus fails when the Prometheus client could not be built.
+func (d *Datasource) needPrometheus() error {
+	if d.prom == nil {
+		err := d.promErr
+		if err == nil {
+			err = errors.New("not configured")
+		}
+		return withStatus(backend.StatusBadRequest, fmt.Errorf("Prometheus at %s: %v", URLHost(d.settings.PrometheusURL), err))
+	}
+	return nil
+}
+
+// oneOf checks an enumerated query key, applying its default when empty.
+func oneOf(key string, v *string, def string, allowed ...string) error {
+	if *v == "" {
+		*v = def
+		return nil
+	}
+	for _, a := range allowed {
+		if *v == a {
+			return nil
+		}
+	}
+	return badRequest("%s %q is not one of %v", key, *v, allowed)
+}

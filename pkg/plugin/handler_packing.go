@@ -1,0 +1,42 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// handlePacking answers `packing`: the busy, total and ratio series of the
+// benchmark pool over the run, and the ratio's steady-window summary.
+func (d *Datasource) handlePacking(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	return d.perRun(ctx, q, nil, d.packingFrames)
+}
+
+func (d *Datasource) packingFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
+	br := d.block(ctx, e, harvest.BlockPacking)
+	p := br.value.(harvest.Packing)
+	if n, failed := readFailure(br.notices); failed && len(p.Timeseries) == 0 {
+		return runFrames{}, d.prometheusDown(n)
+	}
+	ts := make([]int64, len(p.Timeseries))
+	busy := make([]float64, len(p.Timeseries))
+	total := make([]float64, len(p.Timeseries))
+	ratio := make([]*float64, len(p.Timeseries))
+	for i, pt := range p.Timeseries {
+		ts[i], busy[i], total[i], ratio[i] = pt.Timestamp, pt.Busy, pt.Total, pt.Ratio
+	}
+	series := data.NewFrame(frameName("packing", label),
+		timeField(ts),
+		configured(data.NewField("busy_workers", nil, busy), withPrefix(label, "Busy workers"), unitNone),
+		configured(data.NewField("total_workers", nil, total), withPrefix(label, "Total workers"), unitNone),
+		configured(data.NewField("packing_ratio", nil, ratio), withPrefix(label, "Packing ratio"), unitRatio),
+	)
+	series.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
+	summary := data.NewFrame(frameName("packing summary", label),
+		summaryFields(p.Summary, label, "Packing ratio", unitRatio)...)
+	return runFrames{frames: []*data.Frame{series, summary}, queries: br.queries, notices: br.notices}, nil
+}

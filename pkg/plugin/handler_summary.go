@@ -1,0 +1,153 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// allBlocks are the harvest blocks in server_summary.json order.
+var allBlocks = []string{harvest.BlockPacking, harvest.BlockNodePSI, harvest.BlockPodPSI, harvest.BlockSnapshots,
+	harvest.BlockActiveActors, harvest.BlockWorkingSet, harvest.BlockOOM}
+
+// summaryParallelRuns bounds how many runs a summary harvests at once (the
+// promql client bounds the requests in flight underneath).
+const summaryParallelRuns = 4
+
+// fullResult is a run's whole harvest, assembled from the cached blocks
+// exactly as harvest.Harvest assembles them, with the Kubernetes oom fields
+// set: the numbers of `density export`'s server_summary for the run.
+func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Result {
+	parts := make([]blockResult, len(allBlocks))
+	var wg sync.WaitGroup
+	for i, b := range allBlocks {
+		wg.Go(func() { parts[i] = d.block(ctx, e, b) })
+	}
+	wg.Wait()
+	r := &harvest.Result{
+		Packing:      parts[0].value.(harvest.Packing),
+		NodePSI:      parts[1].value.(harvest.PSI),
+		PodPSI:       parts[2].value.(harvest.PSI),
+		Snapshots:    parts[3].value.(harvest.Snapshots),
+		ActiveActors: parts[4].value.(harvest.ActiveActors),
+		WorkingSet:   parts[5].value.(harvest.WorkingSet),
+		OOM:          parts[6].value.(harvest.OOM),
+	}
+	for _, p := range parts {
+		r.Notices = append(r.Notices, p.notices...)
+		r.Queries = append(r.Queries, p.queries...)
+	}
+	r.SetKubernetes(d.kubernetesOOM(ctx, e))
+	return r
+}
+
+// handleSummary answers `summary`: one row per run with id, start, the 80
+// flat server_summary keys and the trial_summary keys, numbers as numbers
+// (text facts as strings), to compare runs side by side. With run range:
+// every catalogued run starting in the dashboard range.
+func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if err := d.needPrometheus(); err != nil {
+		return errorResponse(err)
+	}
+	entries, problems, err := d.listRuns(ctx, m, q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	type runSummary struct {
+		server  artifact.Object
+		trial   trialRow
+		notices []harvest.Notice
+		queries []string
+		notes   []string
+	}
+	out := make([]runSummary, len(entries))
+	sem := make(chan struct{}, summaryParallelRuns)
+	var wg sync.WaitGroup
+	now := d.now().Unix()
+	for i, e := range entries {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
+			if e.EndKnown {
+				r := d.fullResult(ctx, e)
+				rs.server, rs.notices, rs.queries = artifact.ServerSummaryMeasurements(r), r.Notices, r.Queries
+			} else {
+				rs.server = artifact.ServerSummaryMeasurements(&harvest.Result{})
+				rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
+			}
+			out[i] = rs
+		})
+	}
+	wg.Wait()
+
+	ids := make([]string, len(entries))
+	starts := make([]time.Time, len(entries))
+	for i, e := range entries {
+		ids[i], starts[i] = e.ID, time.Unix(e.Start, 0).UTC()
+	}
+	fields := []*data.Field{
+		configured(data.NewField("id", nil, ids), "Run", ""),
+		configured(data.NewField("start", nil, starts), "Start", ""),
+	}
+	serverKeys := artifact.ServerSummaryMeasurements(&harvest.Result{}).Keys()
+	for j, k := range serverKeys {
+		v := make([]*float64, len(entries))
+		for i := range out {
+			if s, ok := out[i].server[j].Value.(string); ok {
+				if f, err := strconv.ParseFloat(s, 64); err == nil {
+					v[i] = &f
+				}
+			}
+		}
+		fields = append(fields, configured(data.NewField(k, nil, v), k, ""))
+	}
+	var trialKeys []string
+	rows := make([]trialRow, len(out))
+	for i, rs := range out {
+		rows[i] = rs.trial
+		for _, k := range rs.trial.keys {
+			if !slices.Contains(trialKeys, k) {
+				trialKeys = append(trialKeys, k)
+			}
+		}
+	}
+	if len(trialKeys) > 0 {
+		tf, tn := runTable("", entries, rows, trialKeys)
+		fields = append(fields, tf.Fields[2:]...)
+		out = append(out, runSummary{notices: tn})
+	}
+	frame := data.NewFrame("summary", fields...)
+	var (
+		queries []string
+		notices []harvest.Notice
+		notes   = append([]string{frontierCaveat}, problems...)
+	)
+	for i, rs := range out {
+		queries = append(queries, rs.queries...)
+		for _, n := range rs.notices {
+			if i < len(entries) && len(entries) > 1 {
+				n.Reason = entries[i].ID + ": " + n.Reason
+			}
+			notices = append(notices, n)
+		}
+		notes = append(notes, rs.notes...)
+		notes = append(notes, rs.trial.notices...)
+	}
+	setMeta([]*data.Frame{frame}, queries, noticesMeta(notes, notices))
+	return backend.DataResponse{Frames: data.Frames{frame}}
+}

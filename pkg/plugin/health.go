@@ -1,0 +1,294 @@
+package plugin
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/substrate/density/pkg/cluster"
+)
+
+// healthTimeout bounds each health probe.
+const healthTimeout = 10 * time.Second
+
+// substrateFamilies are the metric families the health check looks for in
+// the last day, grouped as the user thinks of them.
+var substrateFamilies = []struct {
+	what  string
+	names []string
+}{
+	{"packing", []string{"ate_workerpool_workers"}},
+	{"PSI", []string{"container_pressure_cpu_waiting_seconds_total", "container_pressure_memory_waiting_seconds_total", "container_pressure_io_waiting_seconds_total"}},
+	{"snapshot histograms", []string{"atelet_snapshot_size_bytes_bucket", "ate_actor_restore_duration_seconds_bucket", "ate_actor_checkpoint_duration_seconds_bucket"}},
+	{"sampled actors", []string{"ate_actor_stats_sampled_actors", "ate_actor_stats_memory_working_set_bytes"}},
+	{"cAdvisor", []string{"container_memory_working_set_bytes", "container_cpu_usage_seconds_total", "container_oom_events_total"}},
+}
+
+// Part statuses in the health details.
+const (
+	partOK    = "ok"
+	partError = "error"
+	partOff   = "off"
+	partNote  = "warning"
+)
+
+// healthPart is one configured part's outcome.
+type healthPart struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func (p healthPart) line() string {
+	switch p.Status {
+	case partOff:
+		return p.Name + ": off"
+	case partOK:
+		return p.Name + ": OK" + prefixed(" — ", p.Message)
+	case partNote:
+		return p.Name + ": OK — " + p.Message
+	}
+	return p.Name + ": FAILED — " + p.Message
+}
+
+func prefixed(pre, s string) string {
+	if s == "" {
+		return ""
+	}
+	return pre + s
+}
+
+// CheckHealth checks each configured part separately (settings,
+// Prometheus and its Substrate metrics, the results store, Kubernetes
+// RBAC) and names the failing one with the host and a plain reason, never
+// a credential. Parts switched off are reported as off.
+func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	var parts []healthPart
+	if d.settingsErr != nil {
+		parts = append(parts, healthPart{"Settings", partError, d.settingsErr.Error()})
+	} else {
+		parts = append(parts, d.checkPrometheus(ctx)...)
+		parts = append(parts, d.checkStore(ctx), d.checkKubernetes(ctx))
+	}
+	status := backend.HealthStatusOk
+	lines := make([]string, len(parts))
+	for i, p := range parts {
+		lines[i] = p.line()
+		if p.Status == partError {
+			status = backend.HealthStatusError
+		}
+	}
+	details, _ := json.Marshal(map[string]any{"parts": parts, "verboseMessage": strings.Join(lines, "\n")})
+	return &backend.CheckHealthResult{Status: status, Message: strings.Join(lines, "\n"), JSONDetails: details}, nil
+}
+
+// checkPrometheus probes the URL with the instance's own HTTP client (so
+// auth, TLS and headers are exercised), then PromQL, then the Substrate
+// metric families of the last day and the user-count query.
+func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
+	host := URLHost(d.settings.PrometheusURL)
+	name := "Prometheus (" + host + ")"
+	if d.promErr != nil || d.httpc == nil {
+		return []healthPart{{name, partError, fmt.Sprintf("the client could not be built: %v", d.promErr)}}
+	}
+	now := d.now()
+	q := url.Values{"query": {"1"}, "time": {strconv.FormatInt(now.Unix(), 10)}}
+	if _, err := d.promGet(ctx, "/api/v1/query", q); err != nil {
+		return []healthPart{{name, partError, err.Error()}}
+	}
+	var parts []healthPart
+	// Which families exist in the last day (label values with a match[]
+	// selector read only the index).
+	var names []string
+	for _, f := range substrateFamilies {
+		names = append(names, f.names...)
+	}
+	lv := url.Values{
+		"match[]": {`{__name__=~"` + strings.Join(names, "|") + `"}`},
+		"start":   {strconv.FormatInt(now.Add(-24*time.Hour).Unix(), 10)},
+		"end":     {strconv.FormatInt(now.Unix(), 10)},
+	}
+	present := map[string]bool{}
+	body, err := d.promGet(ctx, "/api/v1/label/__name__/values", lv)
+	if err == nil {
+		var r struct{ Data []string }
+		if json.Unmarshal(body, &r) == nil {
+			for _, n := range r.Data {
+				present[n] = true
+			}
+		}
+	}
+	switch {
+	case err != nil:
+		parts = append(parts, healthPart{name, partNote, "PromQL answers, but the metric names could not be listed: " + err.Error()})
+	default:
+		var missing []string
+		for _, f := range substrateFamilies {
+			var absent []string
+			for _, n := range f.names {
+				if !present[n] {
+					absent = append(absent, n)
+				}
+			}
+			if len(absent) > 0 {
+				missing = append(missing, f.what+" ("+strings.Join(absent, ", ")+")")
+			}
+		}
+		if len(missing) == 0 {
+			parts = append(parts, healthPart{name, partOK, "PromQL answers; every Substrate metric family has data in the last day"})
+		} else {
+			parts = append(parts, healthPart{name, partNote, "PromQL answers, but these Substrate metric families have no data in the last day: " + strings.Join(missing, "; ")})
+		}
+	}
+	if d.settings.DiscoverRuns && d.catalogs.Discovery != nil {
+		dp := healthPart{"Run discovery", partOK, d.settings.UserCountQuery}
+		cctx, cancel := context.WithTimeout(ctx, healthTimeout)
+		if err := d.catalogs.Discovery.Check(cctx, now.Unix()); err != nil {
+			dp = healthPart{"Run discovery", partError, err.Error()}
+		}
+		cancel()
+		parts = append(parts, dp)
+	} else {
+		parts = append(parts, healthPart{"Run discovery", partOff, ""})
+	}
+	return parts
+}
+
+// promGet GETs an API path under the Prometheus URL and returns the body of
+// a successful Prometheus answer, or an error in plain words.
+func (d *Datasource) promGet(ctx context.Context, path string, q url.Values) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	u := strings.TrimSuffix(d.settings.PrometheusURL, "/") + path + "?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, errors.New("the URL is not valid")
+	}
+	resp, err := d.httpc.Do(req)
+	if err != nil {
+		return nil, describeNetError(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, fmt.Errorf("the answer could not be read: %v", describeNetError(err))
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, fmt.Errorf("the credentials were rejected (HTTP %d %s): check basic auth, the bearer token and custom headers", resp.StatusCode, http.StatusText(resp.StatusCode))
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("HTTP 404 Not Found for %s: the URL path is probably wrong (use the Prometheus base URL, e.g. http://host:9090, or the prefix your proxy serves it under)", path)
+	case resp.StatusCode >= 300 && !isPromJSON(body):
+		return nil, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	var pr struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(body, &pr); err != nil || pr.Status == "" {
+		return nil, fmt.Errorf("the answer to %s is not the Prometheus API (HTTP %d, %s): the URL path is probably wrong", path, resp.StatusCode, contentKind(resp))
+	}
+	if pr.Status != "success" {
+		return nil, fmt.Errorf("PromQL failed: %s", pr.Error)
+	}
+	return body, nil
+}
+
+func isPromJSON(b []byte) bool {
+	var pr struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(b, &pr) == nil && pr.Status != ""
+}
+
+func contentKind(resp *http.Response) string {
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		return ct
+	}
+	return "no content type"
+}
+
+// describeNetError says in plain words why a request got no answer. It
+// never returns the request URL (which could carry credentials).
+func describeNetError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var (
+		dnsErr *net.DNSError
+		cert   *tls.CertificateVerificationError
+		unk    x509.UnknownAuthorityError
+		host   x509.HostnameError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errors.New("not reachable: connection refused (is it running, and is the port right?)")
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("not reachable: the host name %q could not be resolved", dnsErr.Name)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("no answer within %s", healthTimeout)
+	case errors.As(err, &cert), errors.As(err, &unk), errors.As(err, &host):
+		return fmt.Errorf("TLS certificate not accepted: %v (set the CA certificate, or skip verification)", err)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the connection was closed without an answer (a TLS/plain HTTP mismatch?)")
+	}
+	return fmt.Errorf("not reachable: %v", err)
+}
+
+// checkStore lists the store's runs/ prefix.
+func (d *Datasource) checkStore(ctx context.Context) healthPart {
+	if d.settings.ResultsStore == "" {
+		return healthPart{"Results store", partOff, ""}
+	}
+	name := "Results store (" + redactURL(d.settings.ResultsStore) + ")"
+	if d.storeErr != nil {
+		return healthPart{name, partError, "could not be opened: " + d.storeErr.Error()}
+	}
+	cctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	if err := d.catalogs.Store.Check(cctx); err != nil {
+		return healthPart{name, partError, "not listable: " + err.Error()}
+	}
+	tests, err := d.catalogs.Store.Tests(cctx)
+	if err != nil {
+		return healthPart{name, partError, "not listable: " + err.Error()}
+	}
+	if len(tests) == 0 {
+		return healthPart{name, partNote, "listable, but it holds no runs/<test_name>/ prefix yet"}
+	}
+	return healthPart{name, partOK, fmt.Sprintf("listable; %d test name(s)", len(tests))}
+}
+
+// checkKubernetes verifies the RBAC discovery needs (list nodes, pods,
+// events) through pkg/cluster.
+func (d *Datasource) checkKubernetes(ctx context.Context) healthPart {
+	if d.settings.Kube.Access == KubeOff {
+		return healthPart{"Kubernetes", partOff, ""}
+	}
+	name := "Kubernetes (" + d.settings.Kube.Access + ")"
+	if d.settings.Kube.Access == KubeToken {
+		name = "Kubernetes (" + URLHost(d.settings.Kube.URL) + ")"
+	}
+	if d.kubeErr != nil {
+		return healthPart{name, partError, "could not be configured: " + d.kubeErr.Error()}
+	}
+	if err := cluster.CheckAccess(ctx, d.kube, d.settings.clusterOptions()); err != nil {
+		return healthPart{name, partError, err.Error()}
+	}
+	return healthPart{name, partOK, "can list nodes, and pods and events in " + d.settings.WorkerNamespace}
+}

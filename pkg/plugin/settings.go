@@ -1,0 +1,373 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+)
+
+// Defaults of the jsonData settings (datasource.md "Fixed names";
+// server-telemetry.md for the selectors and the atelet lag).
+const (
+	DefaultUserCountQuery      = "sum(locust_users)"
+	DefaultRunGapSeconds       = 120
+	DefaultAteletLagSeconds    = 70
+	DefaultMaxConcurrent       = 8
+	DefaultWorkerPool          = "benchmark-ateom"
+	DefaultWorkerNamespace     = "benchmark-workloads"
+	DefaultWorkerContainer     = "ateom"
+	DefaultWorkerPodRegex      = "benchmark-ateom.*"
+	DefaultAteletNamespace     = "ate-system"
+	DefaultAteletContainer     = "atelet"
+	DefaultLiveFactsMaxAgeSecs = 3600
+	DefaultCacheEntries        = 256
+	DefaultMaxResponseBytes    = 64 << 20
+)
+
+// Kubernetes access modes (jsonData kubernetesAccess).
+const (
+	KubeOff        = "off"
+	KubeInCluster  = "inCluster"
+	KubeKubeconfig = "kubeconfig"
+	KubeToken      = "token"
+)
+
+// Sentinel settings errors. Each names the setting so the health check and a
+// failing query can tell the user exactly what to fix.
+var (
+	ErrInvalidJSONData   = errors.New("the datasource settings (jsonData) are not valid JSON")
+	ErrMissingURL        = errors.New("the Prometheus URL is empty: set the datasource URL")
+	ErrInvalidURL        = errors.New("the Prometheus URL is not a valid http(s) URL")
+	ErrInvalidStoreURL   = errors.New("resultsStore is not a supported URL (file://, gs://, s3://, azblob:// or an absolute path)")
+	ErrInvalidNumber     = errors.New("a numeric setting is not a valid non-negative number")
+	ErrInvalidPodRegex   = errors.New("workerPodRegex is not a valid regular expression")
+	ErrInvalidKubeAccess = errors.New("kubernetesAccess must be off, inCluster, kubeconfig or token")
+	ErrMissingKubeconfig = errors.New("kubernetesAccess is kubeconfig but neither kubeconfigPath nor a pasted kubeconfig is set")
+	ErrMissingKubeToken  = errors.New("kubernetesAccess is token but kubernetesURL or the kubernetesToken secret is missing")
+)
+
+// Settings is one datasource instance's validated configuration. Secrets
+// live only in the HTTP client options and the Kube fields; String() and the
+// JSON form never show them.
+type Settings struct {
+	// PrometheusURL is the datasource's own url.
+	PrometheusURL string
+	// Timeout overrides both the instant and range request timeouts when > 0.
+	Timeout              time.Duration
+	MaxConcurrentQueries int
+
+	ResultsStore   string
+	DiscoverRuns   bool
+	UserCountQuery string
+	RunGapSeconds  int64
+
+	AteletLagSeconds int64
+	WorkerPool       string
+	WorkerNamespace  string
+	WorkerContainer  string
+	WorkerPodRegex   string
+	AteletNamespace  string
+	AteletContainer  string
+
+	Kube Kube
+
+	LiveFactsMaxAgeSeconds int64
+	CacheEntries           int
+	MaxResponseBytes       int64
+}
+
+// Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
+// are secrets.
+type Kube struct {
+	Access     string
+	ConfigPath string
+	Context    string
+	URL        string
+	Kubeconfig string `json:"-"`
+	Token      string `json:"-"`
+	CACert     string `json:"-"`
+}
+
+// jsonData mirrors the jsonData keys. Numbers are flexNumbers because
+// provisioning files and older editors store them as strings.
+type jsonData struct {
+	ResultsStore           string     `json:"resultsStore"`
+	DiscoverRuns           *bool      `json:"discoverRuns"`
+	UserCountQuery         string     `json:"userCountQuery"`
+	RunGapSeconds          flexNumber `json:"runGapSeconds"`
+	AteletLagSeconds       flexNumber `json:"ateletLagSeconds"`
+	TimeoutSeconds         flexNumber `json:"timeoutSeconds"`
+	MaxConcurrentQueries   flexNumber `json:"maxConcurrentQueries"`
+	WorkerPool             string     `json:"workerPool"`
+	WorkerNamespace        string     `json:"workerNamespace"`
+	WorkerContainer        string     `json:"workerContainer"`
+	WorkerPodRegex         string     `json:"workerPodRegex"`
+	AteletNamespace        string     `json:"ateletNamespace"`
+	AteletContainer        string     `json:"ateletContainer"`
+	KubernetesAccess       string     `json:"kubernetesAccess"`
+	KubeconfigPath         string     `json:"kubeconfigPath"`
+	KubeContext            string     `json:"kubeContext"`
+	KubernetesURL          string     `json:"kubernetesURL"`
+	LiveFactsMaxAgeSeconds flexNumber `json:"liveFactsMaxAgeSeconds"`
+	CacheEntries           flexNumber `json:"cacheEntries"`
+	MaxResponseBytes       flexNumber `json:"maxResponseBytes"`
+}
+
+// flexNumber accepts a JSON number, a numeric string, "" or null. set is
+// false for absent, null and "" so the default applies.
+type flexNumber struct {
+	v   float64
+	set bool
+	raw string
+}
+
+func (n *flexNumber) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = strings.TrimSpace(str)
+		if s == "" {
+			return nil
+		}
+	}
+	n.raw = s
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// Kept for a named validation error instead of a JSON one.
+		n.set = true
+		n.v = -1
+		return nil
+	}
+	n.v, n.set = f, true
+	return nil
+}
+
+// int64Or validates a non-negative whole number and returns def when unset.
+func (n flexNumber) int64Or(name string, def int64) (int64, error) {
+	if !n.set {
+		return def, nil
+	}
+	if n.v < 0 || n.v != float64(int64(n.v)) {
+		return 0, fmt.Errorf("%w: %s = %q", ErrInvalidNumber, name, n.raw)
+	}
+	return int64(n.v), nil
+}
+
+// LoadSettings parses and validates an instance's settings, applying the
+// defaults. The returned error wraps one of the sentinel errors above.
+func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
+	var jd jsonData
+	if len(s.JSONData) > 0 {
+		if err := json.Unmarshal(s.JSONData, &jd); err != nil {
+			return Settings{}, fmt.Errorf("%w: %v", ErrInvalidJSONData, err)
+		}
+	}
+	out := Settings{
+		PrometheusURL:   strings.TrimSpace(s.URL),
+		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
+		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
+		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
+		WorkerPool:      orDefault(jd.WorkerPool, DefaultWorkerPool),
+		WorkerNamespace: orDefault(jd.WorkerNamespace, DefaultWorkerNamespace),
+		WorkerContainer: orDefault(jd.WorkerContainer, DefaultWorkerContainer),
+		WorkerPodRegex:  orDefault(jd.WorkerPodRegex, DefaultWorkerPodRegex),
+		AteletNamespace: orDefault(jd.AteletNamespace, DefaultAteletNamespace),
+		AteletContainer: orDefault(jd.AteletContainer, DefaultAteletContainer),
+		Kube: Kube{
+			Access:     orDefault(jd.KubernetesAccess, KubeOff),
+			ConfigPath: strings.TrimSpace(jd.KubeconfigPath),
+			Context:    strings.TrimSpace(jd.KubeContext),
+			URL:        strings.TrimSpace(jd.KubernetesURL),
+			Kubeconfig: s.DecryptedSecureJSONData["kubeconfig"],
+			Token:      s.DecryptedSecureJSONData["kubernetesToken"],
+			CACert:     s.DecryptedSecureJSONData["kubernetesCACert"],
+		},
+	}
+	if err := validatePrometheusURL(out.PrometheusURL); err != nil {
+		return Settings{}, err
+	}
+	if out.ResultsStore != "" {
+		if err := validateStoreURL(out.ResultsStore); err != nil {
+			return Settings{}, err
+		}
+	}
+	var err error
+	nums := []struct {
+		name string
+		n    flexNumber
+		def  int64
+		dst  *int64
+	}{
+		{"runGapSeconds", jd.RunGapSeconds, DefaultRunGapSeconds, &out.RunGapSeconds},
+		{"ateletLagSeconds", jd.AteletLagSeconds, DefaultAteletLagSeconds, &out.AteletLagSeconds},
+		{"liveFactsMaxAgeSeconds", jd.LiveFactsMaxAgeSeconds, DefaultLiveFactsMaxAgeSecs, &out.LiveFactsMaxAgeSeconds},
+		{"maxResponseBytes", jd.MaxResponseBytes, DefaultMaxResponseBytes, &out.MaxResponseBytes},
+	}
+	for _, n := range nums {
+		if *n.dst, err = n.n.int64Or(n.name, n.def); err != nil {
+			return Settings{}, err
+		}
+	}
+	timeout, err := jd.TimeoutSeconds.int64Or("timeoutSeconds", 0)
+	if err != nil {
+		return Settings{}, err
+	}
+	out.Timeout = time.Duration(timeout) * time.Second
+	mc, err := jd.MaxConcurrentQueries.int64Or("maxConcurrentQueries", DefaultMaxConcurrent)
+	if err != nil {
+		return Settings{}, err
+	}
+	ce, err := jd.CacheEntries.int64Or("cacheEntries", DefaultCacheEntries)
+	if err != nil {
+		return Settings{}, err
+	}
+	// 0 would deadlock the limiter; 0 cache entries means "no cache".
+	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)
+	if out.MaxResponseBytes == 0 {
+		out.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if _, err := regexp.Compile(out.WorkerPodRegex); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidPodRegex, err)
+	}
+	if err := out.Kube.validate(); err != nil {
+		return Settings{}, err
+	}
+	return out, nil
+}
+
+func (k Kube) validate() error {
+	switch k.Access {
+	case KubeOff, KubeInCluster:
+	case KubeKubeconfig:
+		if k.ConfigPath == "" && strings.TrimSpace(k.Kubeconfig) == "" {
+			return ErrMissingKubeconfig
+		}
+	case KubeToken:
+		if k.URL == "" || k.Token == "" {
+			return ErrMissingKubeToken
+		}
+		if u, err := url.Parse(k.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("%w: kubernetesURL %q is not an http(s) URL", ErrMissingKubeToken, k.URL)
+		}
+	default:
+		return fmt.Errorf("%w (got %q)", ErrInvalidKubeAccess, k.Access)
+	}
+	return nil
+}
+
+func validatePrometheusURL(raw string) error {
+	if raw == "" {
+		return ErrMissingURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The raw URL may hold user:password; name only what is safe.
+		return fmt.Errorf("%w (%s)", ErrInvalidURL, redactURL(raw))
+	}
+	return nil
+}
+
+func validateStoreURL(raw string) error {
+	if strings.HasPrefix(raw, "/") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
+	}
+	switch u.Scheme {
+	case "file", "gs", "s3", "azblob":
+		return nil
+	}
+	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
+}
+
+// redactURL keeps scheme, host and path of a URL for messages; user info
+// and query (where signed URLs keep tokens) are dropped.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "unparseable URL"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
+
+// URLHost returns the host part of a URL for health and error messages
+// (never credentials).
+func URLHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return redactURL(raw)
+	}
+	return u.Host
+}
+
+func orDefault(s, def string) string {
+	if s = strings.TrimSpace(s); s == "" {
+		return def
+	}
+	return s
+}
+
+// HTTPClient builds the Prometheus HTTP client from the SDK options so TLS,
+// basic auth, custom headers (httpHeaderNameN/ValueN, e.g. tenant headers)
+// and Grafana's proxy settings apply to every request, health included.
+// A bearerToken secret becomes the Authorization header; the response limit
+// caps what one request can make the plugin hold in memory.
+func HTTPClient(ctx context.Context, s backend.DataSourceInstanceSettings, cfg Settings) (*http.Client, error) {
+	opts, err := s.HTTPClientOptions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("building the Prometheus HTTP client options: %w", err)
+	}
+	if tok := s.DecryptedSecureJSONData["bearerToken"]; tok != "" {
+		if opts.Header == nil {
+			opts.Header = http.Header{}
+		}
+		opts.Header.Set("Authorization", "Bearer "+tok)
+	}
+	opts.Middlewares = withResponseLimit(httpclient.DefaultMiddlewares(), cfg.MaxResponseBytes)
+	// The per-request timeouts of the promql layer bound each call; the
+	// client-wide timeout must not cut a long split range read short.
+	if opts.Timeouts != nil {
+		t := *opts.Timeouts
+		t.Timeout = 0
+		opts.Timeouts = &t
+	}
+	c, err := httpclient.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("building the Prometheus HTTP client: %w", err)
+	}
+	return c, nil
+}
+
+// withResponseLimit replaces the default (unlimited) response-limit
+// middleware: middleware names must be unique in one client.
+func withResponseLimit(mws []httpclient.Middleware, limit int64) []httpclient.Middleware {
+	out := make([]httpclient.Middleware, 0, len(mws)+1)
+	for _, m := range mws {
+		if n, ok := m.(httpclient.MiddlewareName); ok && n.MiddlewareName() == httpclient.ResponseLimitMiddlewareName {
+			continue
+		}
+		out = append(out, m)
+	}
+	return append(out, httpclient.ResponseLimitMiddleware(limit))
+}

@@ -1,0 +1,322 @@
+package promql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Client is safe for concurrent use.
+type Client struct {
+	api  v1.API
+	host string // for errors: host[:port] only, never credentials
+	cfg  Config
+	// sem bounds requests in flight; shared by every Recording copy.
+	sem chan struct{}
+	// clientTimeout is the caller's http.Client.Timeout, applied per request
+	// through the context (the wrapped client itself has none).
+	clientTimeout time.Duration
+	log           *Log
+}
+
+// New validates cfg and returns a client. Zero fields take the defaults
+// listed in Config.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("promql: parsing the Prometheus URL: %w", redactURLError(err))
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("promql: Prometheus URL %q must be http(s)://host[:port][/path]", u.Redacted())
+	}
+	if cfg.InstantTimeout == 0 {
+		cfg.InstantTimeout = DefaultInstantTimeout
+	}
+	if cfg.RangeTimeout == 0 {
+		cfg.RangeTimeout = DefaultRangeTimeout
+	}
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.MaxPoints == 0 {
+		cfg.MaxPoints = DefaultMaxPoints
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = DefaultRetries
+	} else if cfg.Retries < 0 {
+		cfg.Retries = 0
+	}
+	if cfg.MaxRetryWait == 0 {
+		cfg.MaxRetryWait = DefaultMaxRetryWait
+	}
+	switch {
+	case cfg.InstantTimeout < 0, cfg.RangeTimeout < 0:
+		return nil, errors.New("promql: timeouts must be positive")
+	case cfg.MaxInFlight < 0:
+		return nil, errors.New("promql: MaxInFlight must be positive")
+	case cfg.MaxPoints < 2:
+		// One point per chunk would make no progress across a range.
+		return nil, errors.New("promql: MaxPoints must be at least 2")
+	case cfg.MaxResponseBytes < 0:
+		return nil, errors.New("promql: MaxResponseBytes must be positive")
+	}
+
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	// Keep the caller's redirect policy and cookie jar; the caller's Timeout
+	// is applied per request via the context so that it covers retries and
+	// so that a waiting slot in the limiter does not consume it.
+	inner := &http.Client{
+		Transport: &transport{
+			next:     rt,
+			maxBytes: cfg.MaxResponseBytes,
+			retries:  cfg.Retries,
+			maxWait:  cfg.MaxRetryWait,
+		},
+		CheckRedirect: hc.CheckRedirect,
+		Jar:           hc.Jar,
+	}
+	ac, err := api.NewClient(api.Config{Address: cfg.URL, Client: inner})
+	if err != nil {
+		return nil, fmt.Errorf("promql: creating the API client for %s: %w", u.Host, err)
+	}
+	cfg.HTTPClient = hc
+	return &Client{
+		api:           v1.NewAPI(ac),
+		host:          u.Host,
+		cfg:           cfg,
+		sem:           make(chan struct{}, cfg.MaxInFlight),
+		clientTimeout: hc.Timeout,
+	}, nil
+}
+
+// redactURLError drops a URL (that may hold credentials) from a parse error.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// Recording returns a client sharing c's HTTP client and in-flight limiter
+// that also appends each query to log (log may be shared by goroutines).
+func (c *Client) Recording(log *Log) *Client {
+	cp := *c
+	cp.log = log
+	return &cp
+}
+
+// Host is the Prometheus host[:port] this client reads (no credentials), for
+// notices.
+func (c *Client) Host() string { return c.host }
+
+// Instant evaluates query at t (Unix seconds). Each returned Series has
+// exactly one Sample (series whose value is NaN/±Inf are returned with no
+// samples). A scalar result is one series with empty labels. Series keep the
+// server's order. Errors: transport, timeout, non-success status, malformed
+// body, or a result type other than vector/scalar.
+func (c *Client) Instant(ctx context.Context, query string, t int64) ([]Series, error) {
+	idx := c.log.add(Entry{Kind: KindInstant, Query: query, Time: t})
+	v, err := c.instant(ctx, query, t, idx)
+	if err != nil {
+		return nil, c.wrap(KindInstant, query, err)
+	}
+	switch v := v.(type) {
+	case model.Vector:
+		return decodeVector(v), nil
+	case *model.Scalar:
+		return decodeScalar(v), nil
+	default:
+		return nil, c.wrap(KindInstant, query, fmt.Errorf("unexpected result type %q (want vector or scalar)", valueType(v)))
+	}
+}
+
+// instantMatrix evaluates a range-vector selector (e.g. `x[10m] @ t`) as an
+// instant query, whose answer is a matrix of raw samples.
+func (c *Client) instantMatrix(ctx context.Context, query string, t int64) ([]Series, error) {
+	idx := c.log.add(Entry{Kind: KindInstant, Query: query, Time: t})
+	v, err := c.instant(ctx, query, t, idx)
+	if err != nil {
+		return nil, c.wrap(KindInstant, query, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, c.wrap(KindInstant, query, fmt.Errorf("unexpected result type %q (want matrix)", valueType(v)))
+	}
+	return decodeMatrix(m), nil
+}
+
+func (c *Client) instant(ctx context.Context, query string, t int64, idx int) (model.Value, error) {
+	return c.call(ctx, c.cfg.InstantTimeout, idx, func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+		return c.api.Query(ctx, query, time.Unix(t, 0), opts...)
+	})
+}
+
+// Range evaluates query over [start, end] at step seconds (if end <= start,
+// end = start+1), splitting into consecutive chunks so no series exceeds
+// MaxPoints per request, and joining the chunks per label set. Series are
+// sorted by label set the way Prometheus sorts a matrix; a series whose
+// samples were all NaN/±Inf is kept with no samples.
+func (c *Client) Range(ctx context.Context, query string, start, end, step int64) ([]Series, error) {
+	if step <= 0 {
+		return nil, c.wrap(KindRange, query, fmt.Errorf("step must be positive, got %d", step))
+	}
+	if end <= start {
+		end = start + 1
+	}
+	idx := c.log.add(Entry{Kind: KindRange, Query: query, Start: start, End: end, Step: step})
+	chunks := splitRange(start, end, step, int64(c.cfg.MaxPoints))
+	parts := make([][][]Series, len(chunks))
+	err := parallel(ctx, len(chunks), func(ctx context.Context, i int) error {
+		var err error
+		parts[i], err = c.rangeSpan(ctx, query, chunks[i], step, idx)
+		if err != nil && len(chunks) > 1 {
+			return fmt.Errorf("chunk %d/%d [%d, %d]: %w", i+1, len(chunks), chunks[i].start, chunks[i].end, err)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, c.wrap(KindRange, query, err)
+	}
+	var flat [][]Series
+	for _, p := range parts {
+		flat = append(flat, p...)
+	}
+	return joinChunks(flat), nil
+}
+
+// rangeSpan reads one span. When the server refuses it for loading too many
+// samples (Prometheus --query.max-samples, VictoriaMetrics
+// -search.maxSamplesPerQuery), the span is halved on the step grid and each
+// half read in turn, down to single points; the parts come back in time
+// order.
+func (c *Client) rangeSpan(ctx context.Context, query string, sp span, step int64, idx int) ([][]Series, error) {
+	r := v1.Range{Start: time.Unix(sp.start, 0), End: time.Unix(sp.end, 0), Step: time.Duration(step) * time.Second}
+	v, err := c.call(ctx, c.cfg.RangeTimeout, idx, func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+		return c.api.QueryRange(ctx, query, r, opts...)
+	})
+	if err != nil {
+		points := (sp.end-sp.start)/step + 1
+		if points < 2 || !tooManySamples(err) {
+			return nil, err
+		}
+		mid := sp.start + (points/2-1)*step
+		left, err := c.rangeSpan(ctx, query, span{sp.start, mid}, step, idx)
+		if err != nil {
+			return nil, err
+		}
+		right, err := c.rangeSpan(ctx, query, span{mid + step, sp.end}, step, idx)
+		if err != nil {
+			return nil, err
+		}
+		return append(left, right...), nil
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("unexpected result type %q (want matrix)", valueType(v))
+	}
+	return [][]Series{decodeMatrix(m)}, nil
+}
+
+// tooManySamples recognises a refusal for the server's sample budget.
+func tooManySamples(err error) bool {
+	var ae *v1.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return strings.Contains(ae.Msg, "too many samples") || strings.Contains(ae.Msg, "maxSamplesPerQuery")
+}
+
+type apiCall func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+
+// call runs one HTTP request: waits for a slot in the limiter (ctx is
+// respected while waiting; the timeout starts once the slot is held), applies
+// the request timeout, and records the server's warnings on log entry idx.
+func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, f apiCall) (model.Value, error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a request slot: %w", ctx.Err())
+	}
+	defer func() { <-c.sem }()
+	if c.clientTimeout > 0 && c.clientTimeout < timeout {
+		timeout = c.clientTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// Also ask the server to give up at the same time, so an abandoned
+	// evaluation does not keep burning Prometheus CPU.
+	v, warnings, _, err := f(rctx, v1.WithTimeout(timeout))
+	c.log.warn(idx, warnings)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no answer within the %s timeout: %w", timeout, err)
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+// wrap names the query kind, the query and the host (never credentials).
+func (c *Client) wrap(kind, query string, err error) error {
+	const maxQuery = 200
+	if len(query) > maxQuery {
+		query = query[:maxQuery] + "..."
+	}
+	return fmt.Errorf("promql: %s query %q to %s: %w", kind, query, c.host, err)
+}
+
+func valueType(v model.Value) string {
+	if v == nil {
+		return "none"
+	}
+	return v.Type().String()
+}
+
+// parallel runs f(0..n-1) concurrently (each request still waits for the
+// shared limiter) and returns the first error; the others are cancelled.
+func parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	if n == 1 {
+		return f(ctx, 0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for i := range n {
+		wg.Go(func() {
+			if err := f(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}

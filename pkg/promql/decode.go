@@ -1,0 +1,128 @@
+package promql
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/model"
+)
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// decodeVector converts an instant vector. Native-histogram samples are not
+// used by this project and read as "no value", like NaN.
+func decodeVector(v model.Vector) []Series {
+	out := make([]Series, len(v))
+	for i, s := range v {
+		out[i].Labels = labelsOf(s.Metric)
+		if s.Histogram == nil && finite(float64(s.Value)) {
+			out[i].Samples = []Sample{{T: s.Timestamp.Unix(), V: float64(s.Value)}}
+		}
+	}
+	return out
+}
+
+func decodeScalar(s *model.Scalar) []Series {
+	out := []Series{{Labels: map[string]string{}}}
+	if finite(float64(s.Value)) {
+		out[0].Samples = []Sample{{T: s.Timestamp.Unix(), V: float64(s.Value)}}
+	}
+	return out
+}
+
+// decodeMatrix converts a matrix, dropping NaN/±Inf samples (and native
+// histogram points).
+func decodeMatrix(m model.Matrix) []Series {
+	out := make([]Series, len(m))
+	for i, ss := range m {
+		out[i].Labels = labelsOf(ss.Metric)
+		n := 0
+		for _, p := range ss.Values {
+			if finite(float64(p.Value)) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		samples := make([]Sample, 0, n)
+		for _, p := range ss.Values {
+			if v := float64(p.Value); finite(v) {
+				samples = append(samples, Sample{T: p.Timestamp.Unix(), V: v})
+			}
+		}
+		out[i].Samples = samples
+	}
+	return out
+}
+
+func labelsOf(m model.Metric) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[string(k)] = string(v)
+	}
+	return out
+}
+
+// labelKey is a canonical identity of a label set (sorted name/value pairs;
+// 0xff cannot occur in valid UTF-8 label names or values).
+func labelKey(ls map[string]string) string {
+	names := sortedNames(ls)
+	n := 0
+	for _, k := range names {
+		n += len(k) + len(ls[k]) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, k := range names {
+		b.WriteString(k)
+		b.WriteByte(0xff)
+		b.WriteString(ls[k])
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+func sortedNames(ls map[string]string) []string {
+	names := make([]string, 0, len(ls))
+	for k := range ls {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// compareLabels orders label sets like Prometheus's labels.Compare (pairwise
+// over sorted names: name first, then value; a prefix sorts first), which is
+// the order of a Prometheus range-query matrix.
+func compareLabels(an []string, a map[string]string, bn []string, b map[string]string) int {
+	for i := 0; i < len(an) && i < len(bn); i++ {
+		if an[i] != bn[i] {
+			return strings.Compare(an[i], bn[i])
+		}
+		if c := strings.Compare(a[an[i]], b[bn[i]]); c != 0 {
+			return c
+		}
+	}
+	return len(an) - len(bn)
+}
+
+// sortSeries sorts by label set (see compareLabels).
+func sortSeries[T any](items []T, labels func(*T) map[string]string) {
+	names := make([][]string, len(items))
+	idx := make([]int, len(items))
+	for i := range items {
+		names[i] = sortedNames(labels(&items[i]))
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool {
+		i, j := idx[x], idx[y]
+		return compareLabels(names[i], labels(&items[i]), names[j], labels(&items[j])) < 0
+	})
+	sorted := make([]T, len(items))
+	for k, i := range idx {
+		sorted[k] = items[i]
+	}
+	copy(items, sorted)
+}

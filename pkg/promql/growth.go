@@ -1,0 +1,390 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// lookbackSeconds is Prometheus's default lookback delta (5 min): the raw
+// read reaches this far before A so that it holds v_A's sample too.
+const lookbackSeconds = 300
+
+// maxRegexValues bounds one raw read's label regex; more candidates are read
+// in several requests.
+const maxRegexValues = 100
+
+// growthSeries is the working state of one series in WindowGrowth.
+type growthSeries struct {
+	labels     map[string]string
+	vA, vB     float64
+	hasA, hasB bool // a finite value at A / at B
+	nanA       bool // present at A but NaN/±Inf: v_A is taken from raw samples
+	candidate  bool // needs the raw-sample walk
+	samples    []Sample
+}
+
+// WindowGrowth computes the spec's per-series restart-aware growth of the
+// counter selector sel over (a, b] (server-telemetry.md, "Window counter
+// deltas"). sel is a plain series selector (`name`, `name{...}` or `{...}`,
+// no range, offset or @); it may match _bucket, _sum and _count at once, e.g.
+// `{__name__=~"x_(bucket|sum|count)"}`. Labels keep __name__ so callers can
+// tell the families apart. If b <= a the growth is zero for every series
+// present at b (never a zero-length range selector).
+//
+// Reads: sel at a and at b (instant), `resets(sel[<b-a+300>s] @ b)` (one per
+// metric name when sel starts with "{", because resets drops the name and
+// _sum/_count would collide), and raw samples `sel'[<b-a+300>s] @ b` only for
+// candidate series (resets > 0, present at a but not at b, seen only inside
+// the window, or v_B < v_A), where sel' narrows sel with a regex on the one
+// label that singles the candidates out best. Series born inside the window
+// have v_A = 0, including ones that stopped exporting more than the lookback
+// before b (the resets listing finds them). A v_A that is NaN is replaced by
+// the latest finite raw sample at or before a.
+func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Growth, error) {
+	sel = strings.TrimSpace(sel)
+	if b <= a {
+		atB, err := c.Instant(ctx, sel, b)
+		if err != nil {
+			return Growth{}, fmt.Errorf("window growth: reading values at B: %w", err)
+		}
+		g := Growth{Series: make([]SeriesGrowth, 0, len(atB))}
+		for _, s := range atB {
+			sg := SeriesGrowth{Labels: s.Labels}
+			if len(s.Samples) > 0 {
+				v := s.Samples[0].V
+				sg.End = &v
+			}
+			g.Series = append(g.Series, sg)
+		}
+		sortSeries(g.Series, func(s *SeriesGrowth) map[string]string { return s.Labels })
+		return g, nil
+	}
+
+	window := b - a + lookbackSeconds
+	braced := strings.HasPrefix(sel, "{")
+	var atA, atB, resets []Series
+	// A bare-name selector needs no name split, so its resets listing can go
+	// out with the two instant reads.
+	n := 2
+	if !braced {
+		n = 3
+	}
+	err := parallel(ctx, n, func(ctx context.Context, i int) error {
+		var err error
+		switch i {
+		case 0:
+			if atA, err = c.Instant(ctx, sel, a); err != nil {
+				return fmt.Errorf("window growth: reading v_A: %w", err)
+			}
+		case 1:
+			if atB, err = c.Instant(ctx, sel, b); err != nil {
+				return fmt.Errorf("window growth: reading v_B: %w", err)
+			}
+		case 2:
+			if resets, err = c.Instant(ctx, resetsQuery(sel, window, b), b); err != nil {
+				return fmt.Errorf("window growth: listing restarts: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Growth{}, err
+	}
+
+	index := make(map[string]*growthSeries, len(atB))
+	var all []*growthSeries
+	get := func(ls map[string]string) *growthSeries {
+		k := labelKey(ls)
+		gs, ok := index[k]
+		if !ok {
+			gs = &growthSeries{labels: ls}
+			index[k] = gs
+			all = append(all, gs)
+		}
+		return gs
+	}
+	for _, s := range atA {
+		gs := get(s.Labels)
+		if len(s.Samples) > 0 {
+			gs.vA, gs.hasA = s.Samples[0].V, true
+		} else {
+			gs.nanA = true
+		}
+	}
+	for _, s := range atB {
+		gs := get(s.Labels)
+		if len(s.Samples) > 0 {
+			gs.vB, gs.hasB = s.Samples[0].V, true
+		}
+	}
+	if len(all) == 0 {
+		return Growth{}, nil // the family is absent
+	}
+
+	names := metricNames(all)
+	if braced {
+		resets, err = c.resetsByName(ctx, sel, names, window, b)
+		if err != nil {
+			return Growth{}, err
+		}
+	} else {
+		if len(names) != 1 {
+			return Growth{}, fmt.Errorf("window growth: selector %q matched %d metric names", sel, len(names))
+		}
+		for i := range resets {
+			resets[i].Labels["__name__"] = names[0]
+		}
+	}
+	for _, s := range resets {
+		gs := get(s.Labels)
+		if len(s.Samples) > 0 && s.Samples[0].V > 0 {
+			gs.candidate = true
+		}
+	}
+	var cands []*growthSeries
+	for _, gs := range all {
+		// Absent at B (stopped, or born and gone inside the window), NaN at A,
+		// or a drop between A and B that resets somehow did not report.
+		if !gs.hasB || gs.nanA || gs.vB < gs.vA {
+			gs.candidate = true
+		}
+		if gs.candidate {
+			cands = append(cands, gs)
+		}
+	}
+
+	if len(cands) > 0 {
+		if err := c.readRaw(ctx, sel, all, cands, index, window, b); err != nil {
+			return Growth{}, err
+		}
+	}
+
+	g := Growth{Series: make([]SeriesGrowth, 0, len(all))}
+	for _, gs := range all {
+		sg := SeriesGrowth{Labels: gs.labels}
+		if gs.hasB {
+			v := gs.vB
+			sg.End = &v
+		}
+		if gs.candidate {
+			vA := gs.vA
+			if gs.nanA {
+				vA = latestAtOrBefore(gs.samples, a)
+			}
+			sg.Growth, sg.Restarted = walk(vA, gs.samples, a, b)
+		} else {
+			sg.Growth = gs.vB - gs.vA
+		}
+		if sg.Restarted {
+			g.Restarted++
+		}
+		g.Series = append(g.Series, sg)
+	}
+	sortSeries(g.Series, func(s *SeriesGrowth) map[string]string { return s.Labels })
+	return g, nil
+}
+
+// walk is the spec's growth over (a, b] from vA: next-prev when next >= prev,
+// next when next < prev (a restart). It sums whole segments between restarts
+// (last - first) rather than every step, so a series without a drop gives
+// exactly v_last - v_A.
+func walk(vA float64, samples []Sample, a, b int64) (growth float64, restarted bool) {
+	base, prev := vA, vA
+	for _, s := range samples {
+		if s.T <= a || s.T > b {
+			continue
+		}
+		if s.V < prev {
+			growth += prev - base
+			base = 0
+			restarted = true
+		}
+		prev = s.V
+	}
+	return growth + prev - base, restarted
+}
+
+func latestAtOrBefore(samples []Sample, a int64) float64 {
+	v := 0.0
+	for _, s := range samples {
+		if s.T > a {
+			break
+		}
+		v = s.V
+	}
+	return v
+}
+
+func resetsQuery(sel string, window, b int64) string {
+	return fmt.Sprintf("resets(%s[%ds] @ %d)", sel, window, b)
+}
+
+// resetsByName lists restarts per metric name: resets drops __name__, so a
+// selector over _sum and _count would otherwise produce colliding series.
+func (c *Client) resetsByName(ctx context.Context, sel string, names []string, window, b int64) ([]Series, error) {
+	parts := make([][]Series, len(names))
+	err := parallel(ctx, len(names), func(ctx context.Context, i int) error {
+		q := resetsQuery(withMatcher(sel, "__name__="+strconv.Quote(names[i])), window, b)
+		res, err := c.Instant(ctx, q, b)
+		if err != nil {
+			return fmt.Errorf("window growth: listing restarts: %w", err)
+		}
+		for j := range res {
+			res[j].Labels["__name__"] = names[i]
+		}
+		parts[i] = res
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Series
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// readRaw reads raw samples of the candidate series into their state.
+func (c *Client) readRaw(ctx context.Context, sel string, all, cands []*growthSeries, index map[string]*growthSeries, window, b int64) error {
+	queries := rawQueries(sel, all, cands, window, b)
+	parts := make([][]Series, len(queries))
+	err := parallel(ctx, len(queries), func(ctx context.Context, i int) error {
+		res, err := c.instantMatrix(ctx, queries[i], b)
+		if err != nil {
+			return fmt.Errorf("window growth: reading raw samples: %w", err)
+		}
+		parts[i] = res
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		for _, s := range p {
+			if gs, ok := index[labelKey(s.Labels)]; ok && gs.candidate && gs.samples == nil {
+				gs.samples = s.Samples
+			}
+		}
+	}
+	return nil
+}
+
+// rawQueries builds the raw reads for the candidates: sel narrowed by the
+// candidates' metric names (braced selectors) and by a regex on the label
+// that matches the fewest known series while covering every candidate
+// (typically instance or pod: a restart affects all series of a process).
+func rawQueries(sel string, all, cands []*growthSeries, window, b int64) []string {
+	braced := strings.HasPrefix(sel, "{")
+	base := sel
+	nameOK := func(*growthSeries) bool { return true }
+	if braced {
+		cn := metricNames(cands)
+		if len(cn) < len(metricNames(all)) {
+			set := toSet(cn)
+			nameOK = func(gs *growthSeries) bool { return set[gs.labels["__name__"]] }
+			base = withMatcher(sel, "__name__=~"+strconv.Quote(alternation(cn)))
+		}
+	}
+	universe := 0
+	for _, gs := range all {
+		if nameOK(gs) {
+			universe++
+		}
+	}
+
+	bestLabel, bestMatched := "", universe
+	var bestValues []string
+	for _, l := range labelNames(cands) {
+		if l == "__name__" {
+			continue
+		}
+		values := map[string]bool{}
+		for _, gs := range cands {
+			values[gs.labels[l]] = true
+		}
+		matched := 0
+		for _, gs := range all {
+			if nameOK(gs) && values[gs.labels[l]] {
+				matched++
+			}
+		}
+		if matched < bestMatched || (matched == bestMatched && bestLabel != "" && len(values) < len(bestValues)) {
+			bestLabel, bestMatched = l, matched
+			bestValues = sortedKeys(values)
+		}
+	}
+
+	rangeOf := func(s string) string { return fmt.Sprintf("%s[%ds] @ %d", s, window, b) }
+	if bestLabel == "" {
+		return []string{rangeOf(base)}
+	}
+	var out []string
+	for i := 0; i < len(bestValues); i += maxRegexValues {
+		batch := bestValues[i:min(i+maxRegexValues, len(bestValues))]
+		out = append(out, rangeOf(withMatcher(base, bestLabel+"=~"+strconv.Quote(alternation(batch)))))
+	}
+	return out
+}
+
+// withMatcher adds one label matcher to a plain selector.
+func withMatcher(sel, m string) string {
+	if strings.HasSuffix(sel, "}") {
+		body := strings.TrimRightFunc(sel[:len(sel)-1], unicode.IsSpace)
+		if strings.HasSuffix(body, "{") || strings.HasSuffix(body, ",") {
+			return body + m + "}"
+		}
+		return body + ", " + m + "}"
+	}
+	return sel + "{" + m + "}"
+}
+
+// alternation is a regex matching exactly the given strings (Prometheus
+// anchors label regexes).
+func alternation(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = regexp.QuoteMeta(v)
+	}
+	return strings.Join(q, "|")
+}
+
+func metricNames(gs []*growthSeries) []string {
+	set := map[string]bool{}
+	for _, s := range gs {
+		set[s.labels["__name__"]] = true
+	}
+	return sortedKeys(set)
+}
+
+func labelNames(gs []*growthSeries) []string {
+	set := map[string]bool{}
+	for _, s := range gs {
+		for k := range s.labels {
+			set[k] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func toSet(xs []string) map[string]bool {
+	set := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		set[x] = true
+	}
+	return set
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,588 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	// The object-store drivers register their URL schemes with blob's
+	// default mux; credentials come from the environment the way each
+	// cloud SDK finds them.
+	_ "gocloud.dev/blob/azureblob"
+	_ "gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/gcsblob"
+	_ "gocloud.dev/blob/s3blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Store layout segments (runs.md "Run catalogs").
+const (
+	storeRunsDir  = "runs/"
+	storeDateKey  = "run_date="
+	storeTSKey    = "run_ts="
+	storeTagKey   = "run_tag="
+	storeDateForm = "2006-01-02"
+)
+
+// Limits of the store catalog.
+const (
+	storeCacheSize  = 4096 // finished runs kept described
+	describeWorkers = 4
+)
+
+// Store is the results-store catalog on gocloud.dev/blob. Listing reads
+// prefixes only; a run's small files are read when the run is described,
+// and the description of a finished run (immutable) is cached.
+type Store struct {
+	bucket *blob.Bucket
+	// where is the store URL without credentials or query, for messages.
+	where string
+
+	mu    sync.Mutex
+	cache map[string]Entry // finished runs by id
+	order []string         // insertion order, for eviction
+}
+
+// OpenStore opens a results store: file://, gs://, s3://, azblob:// or an
+// absolute local path. For the object stores a path after the bucket is the
+// store prefix (gs://bucket/benchmarks == gs://bucket?prefix=benchmarks/);
+// the layout below it is runs/<test_name>/run_date=…/run_ts=…/run_tag=…/.
+func OpenStore(ctx context.Context, rawURL string) (*Store, error) {
+	u, where, err := storeURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	b, err := blob.OpenBucket(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("opening results store %s: %w", where, err)
+	}
+	return &Store{bucket: b, where: where, cache: map[string]Entry{}}, nil
+}
+
+// storeURL normalises a store URL for blob.OpenBucket and returns a form
+// safe for messages.
+func storeURL(raw string) (string, string, error) {
+	raw = strings.TrimSpace(raw)
+	if strings.HasPrefix(raw, "/") {
+		raw = "file://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("results store URL: not a URL")
+	}
+	safe := *u
+	safe.User, safe.RawQuery, safe.Fragment = nil, "", ""
+	where := safe.String()
+	switch u.Scheme {
+	case "file":
+		return u.String(), where, nil
+	case "gs", "s3", "azblob":
+		if p := strings.Trim(u.Path, "/"); p != "" {
+			q := u.Query()
+			prefix := p + "/"
+			if old := q.Get("prefix"); old != "" {
+				prefix += old
+			}
+			q.Set("prefix", prefix)
+			u.Path, u.RawPath, u.RawQuery = "", "", q.Encode()
+		}
+		return u.String(), where, nil
+	}
+	return "", "", fmt.Errorf("results store URL %s: unsupported scheme %q (want file, gs, s3 or azblob)", where, u.Scheme)
+}
+
+// Where is the store URL without credentials, for messages.
+func (s *Store) Where() string { return s.where }
+
+// Close releases the bucket.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// Check lists the runs/ prefix (one page of one entry): the health check's
+// "results store listable".
+func (s *Store) Check(ctx context.Context) error {
+	_, _, err := s.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: storeRunsDir, Delimiter: "/"})
+	if err != nil {
+		return fmt.Errorf("listing %s in results store %s: %w", storeRunsDir, s.where, err)
+	}
+	return nil
+}
+
+// listDirs returns the names of the "directories" directly under prefix.
+func (s *Store) listDirs(ctx context.Context, prefix string) ([]string, error) {
+	it := s.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	var out []string
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
+		}
+		if obj.IsDir {
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"))
+		}
+	}
+}
+
+// Tests lists the test names, sorted (names that are not valid segments
+// are skipped: they could never be addressed by an id).
+func (s *Store) Tests(ctx context.Context) ([]string, error) {
+	names, err := s.listDirs(ctx, storeRunsDir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if ValidSegment(n) == nil {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// storedRun is one run found by listing, not yet described.
+type storedRun struct {
+	test, tag string
+	ts        int64
+	prefix    string // key prefix ending in "/"
+}
+
+func (r storedRun) id() string { return StoreRunID(r.test, r.ts, r.tag) }
+
+// List finds the runs passing opts and describes them (newest first).
+// run_date prefixes more than a day away from [From, To] are not listed.
+func (s *Store) List(ctx context.Context, opts ListOptions) ([]Entry, error) {
+	tests, err := s.Tests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []storedRun
+	for _, t := range tests {
+		if opts.TestName != "" && t != opts.TestName {
+			continue
+		}
+		rs, err := s.listTest(ctx, t, opts)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, rs...)
+	}
+	entries, err := s.describeAll(ctx, found)
+	if err != nil {
+		return nil, err
+	}
+	SortNewestFirst(entries)
+	return entries, nil
+}
+
+// listTest lists one test's runs whose run_ts passes opts.
+func (s *Store) listTest(ctx context.Context, test string, opts ListOptions) ([]storedRun, error) {
+	testPrefix := storeRunsDir + test + "/"
+	dates, err := s.listDirs(ctx, testPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []storedRun
+	for _, d := range dates {
+		if !strings.HasPrefix(d, storeDateKey) || !dateMayHold(strings.TrimPrefix(d, storeDateKey), opts.From, opts.To) {
+			continue
+		}
+		rs, err := s.listDate(ctx, test, testPrefix+d+"/", opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+func (s *Store) listDate(ctx context.Context, test, datePrefix string, opts ListOptions) ([]storedRun, error) {
+	tsDirs, err := s.listDirs(ctx, datePrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []storedRun
+	for _, d := range tsDirs {
+		ts, err := parseUnixSeconds(strings.TrimPrefix(d, storeTSKey))
+		if !strings.HasPrefix(d, storeTSKey) || err != nil {
+			continue
+		}
+		if (opts.From != 0 && ts < opts.From) || (opts.To != 0 && ts > opts.To) {
+			continue
+		}
+		tsPrefix := datePrefix + d + "/"
+		tags, err := s.listDirs(ctx, tsPrefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, tg := range tags {
+			tag := strings.TrimPrefix(tg, storeTagKey)
+			if !strings.HasPrefix(tg, storeTagKey) || ValidSegment(tag) != nil || (opts.Tag != "" && tag != opts.Tag) {
+				continue
+			}
+			out = append(out, storedRun{test: test, tag: tag, ts: ts, prefix: tsPrefix + tg + "/"})
+		}
+	}
+	return out, nil
+}
+
+// dateMayHold reports whether a run_date directory can hold a run starting
+// in [from, to]. A day of slack on each side covers an orchestrator that
+// dates runs in local time; an unparsable date is always listed.
+func dateMayHold(date string, from, to int64) bool {
+	d, err := time.Parse(storeDateForm, date)
+	if err != nil {
+		return true
+	}
+	dayStart := d.Unix()
+	const day = 24 * 3600
+	if from != 0 && dayStart+2*day <= from {
+		return false
+	}
+	if to != 0 && dayStart-day > to {
+		return false
+	}
+	return true
+}
+
+// Get describes the run named by a store id. The run_date directory is
+// computed from run_ts (UTC) first; if the run is not there every date of
+// the test is searched.
+func (s *Store) Get(ctx context.Context, id RunID) (Entry, error) {
+	if id.Kind != KindStore {
+		return Entry{}, fmt.Errorf("%w %q: not a results-store id", ErrInvalidRunID, id)
+	}
+	if e, ok := s.cached(id.String()); ok {
+		return e, nil
+	}
+	testPrefix := storeRunsDir + id.TestName + "/"
+	tsPart := storeTSKey + strconv.FormatInt(id.RunTS, 10) + "/" + storeTagKey + id.Tag + "/"
+	guess := testPrefix + storeDateKey + time.Unix(id.RunTS, 0).UTC().Format(storeDateForm) + "/" + tsPart
+	run := storedRun{test: id.TestName, tag: id.Tag, ts: id.RunTS}
+	ok, err := s.hasObjects(ctx, guess)
+	if err != nil {
+		return Entry{}, err
+	}
+	if ok {
+		run.prefix = guess
+	} else {
+		dates, err := s.listDirs(ctx, testPrefix)
+		if err != nil {
+			return Entry{}, err
+		}
+		for _, d := range dates {
+			p := testPrefix + d + "/" + tsPart
+			if ok, err := s.hasObjects(ctx, p); err != nil {
+				return Entry{}, err
+			} else if ok {
+				run.prefix = p
+				break
+			}
+		}
+	}
+	if run.prefix == "" {
+		return Entry{}, fmt.Errorf("run %s: %w in results store %s", id, ErrRunNotFound, s.where)
+	}
+	return s.describe(ctx, run)
+}
+
+func (s *Store) hasObjects(ctx context.Context, prefix string) (bool, error) {
+	objs, _, err := s.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: prefix})
+	if err != nil {
+		return false, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
+	}
+	return len(objs) > 0, nil
+}
+
+// Latest is the stored run with the largest run_ts (of testName when not
+// empty). Only the two newest run_date directories of each test are
+// listed.
+func (s *Store) Latest(ctx context.Context, testName string) (Entry, error) {
+	tests, err := s.Tests(ctx)
+	if err != nil {
+		return Entry{}, err
+	}
+	var best *storedRun
+	for _, t := range tests {
+		if testName != "" && t != testName {
+			continue
+		}
+		testPrefix := storeRunsDir + t + "/"
+		dates, err := s.listDirs(ctx, testPrefix)
+		if err != nil {
+			return Entry{}, err
+		}
+		dates = slices.DeleteFunc(dates, func(d string) bool { return !strings.HasPrefix(d, storeDateKey) })
+		slices.Sort(dates)
+		for _, d := range dates[max(0, len(dates)-2):] {
+			rs, err := s.listDate(ctx, t, testPrefix+d+"/", ListOptions{})
+			if err != nil {
+				return Entry{}, err
+			}
+			for _, r := range rs {
+				if best == nil || r.ts > best.ts || (r.ts == best.ts && r.id() > best.id()) {
+					r := r
+					best = &r
+				}
+			}
+		}
+	}
+	if best == nil {
+		return Entry{}, fmt.Errorf("latest run: %w in results store %s", ErrRunNotFound, s.where)
+	}
+	return s.describe(ctx, *best)
+}
+
+func (s *Store) describeAll(ctx context.Context, found []storedRun) ([]Entry, error) {
+	out := make([]Entry, len(found))
+	errs := make([]error, len(found))
+	sem := make(chan struct{}, describeWorkers)
+	var wg sync.WaitGroup
+	for i, r := range found {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i], errs[i] = s.describe(ctx, r)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) cached(id string) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.cache[id]
+	return e, ok
+}
+
+func (s *Store) remember(e Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.cache[e.ID]; ok {
+		return
+	}
+	if len(s.order) >= storeCacheSize {
+		delete(s.cache, s.order[0])
+		s.order = s.order[1:]
+	}
+	s.cache[e.ID] = e
+	s.order = append(s.order, e.ID)
+}
+
+// describe reads what a run's listing row needs: its file names, status.json,
+// the window from server_summary.json metadata, else the last trial_summary
+// row of stats.jsonl, else stats_history.csv, and the peak user count.
+// A run with server_summary.json, a trial_summary row or status.json has
+// finished (the orchestrator uploads those last); its description is cached.
+func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
+	id := r.id()
+	if e, ok := s.cached(id); ok {
+		return e, nil
+	}
+	e := Entry{
+		Run: Run{ID: id, TestName: r.test, Tag: r.tag, Start: r.ts, End: r.ts,
+			SteadyStart: r.ts, SteadyEnd: r.ts, StorePath: r.prefix},
+		Source: SourceStore,
+	}
+	files, err := s.files(ctx, r.prefix)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Files = files
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	e.Artifacts = ArtifactsFromNames(names)
+	problem := func(name string, err error) {
+		e.Problems = append(e.Problems, fmt.Sprintf("%s: %v", name, err))
+	}
+
+	finished := false
+	if e.Artifacts.Status {
+		finished = true
+		st, err := withReader(ctx, s, r.prefix+FileStatus, func(rd io.Reader) (Status, error) { return ReadStatus(rd) })
+		if err != nil {
+			problem(FileStatus, err)
+		} else {
+			e.ExitCode = st.LocustExitCode
+		}
+	}
+
+	var hist *History
+	if e.Artifacts.StatsHistory {
+		h, err := withReader(ctx, s, r.prefix+FileStatsHistory, func(rd io.Reader) (History, error) { return ReadHistory(rd) })
+		if err != nil {
+			problem(FileStatsHistory, err)
+		} else {
+			hist = &h
+		}
+	}
+
+	// The window: server_summary.json metadata, else the last trial_summary
+	// row, else the last stats_history.csv timestamp.
+	var meta *Recorded
+	if e.Artifacts.ServerSummary {
+		m, err := withReader(ctx, s, r.prefix+FileServerSummary, ReadServerSummaryMeta)
+		switch {
+		case err != nil:
+			problem(FileServerSummary, err)
+		case m.End == nil || m.SteadyStart == nil || m.SteadyEnd == nil || *m.SteadyEnd < *m.SteadyStart:
+			problem(FileServerSummary, errors.New("metadata lacks a usable end_ts/steady window"))
+		default:
+			meta = &m
+			finished = true
+		}
+	}
+	var trialEnd *int64
+	if meta == nil && e.Artifacts.StatsJSONL {
+		rec, err := withReader(ctx, s, r.prefix+FileStatsJSONL, ReadTrialSummaryWindow)
+		if err != nil {
+			problem(FileStatsJSONL, err)
+		} else if rec.End != nil {
+			finished = true
+			trialEnd = rec.End
+		}
+	}
+
+	switch {
+	case meta != nil:
+		e.End, e.EndKnown = max(*meta.End, e.Start), true
+		e.SteadyStart, e.SteadyEnd = *meta.SteadyStart, *meta.SteadyEnd
+		e.SteadyFromSamples = !(e.SteadyStart == e.Start && e.SteadyEnd == e.End)
+		if !e.SteadyFromSamples {
+			e.SteadyWhy = "server_summary.json's steady window is the run window"
+		}
+		e.WindowFrom = FileServerSummary + " metadata"
+	case trialEnd != nil:
+		e.End, e.EndKnown = max(*trialEnd, e.Start), true
+		e.WindowFrom = "the trial_summary row of " + FileStatsJSONL
+	case hist != nil && hist.HasBounds:
+		e.End, e.EndKnown = max(hist.Last, e.Start), true
+		e.WindowFrom = "the last " + FileStatsHistory + " timestamp"
+	default:
+		e.WindowFrom = "unknown: no server_summary.json, trial_summary row or stats_history.csv timestamp"
+		e.SteadyWhy = SteadyNoSamples
+	}
+	if meta == nil && e.EndKnown {
+		var samples []UserSample
+		if hist != nil {
+			samples = hist.Samples
+		}
+		st := ComputeSteady(samples, e.Start, e.End)
+		e.SteadyStart, e.SteadyEnd, e.SteadyFromSamples, e.SteadyWhy = st.Start, st.End, st.FromSamples, st.Why
+	}
+	if meta == nil && !e.EndKnown {
+		e.SteadyStart, e.SteadyEnd = e.Start, e.End
+	}
+	if hist != nil {
+		e.PeakUsers = peakOf(hist)
+	}
+	if finished {
+		s.remember(e)
+	}
+	return e, nil
+}
+
+// peakOf is the highest observed user count (trial_summary's peak_users
+// rule), else the highest steady-window sample.
+func peakOf(h *History) *float64 {
+	if len(h.Observed) > 0 {
+		p := slices.Max(h.Observed)
+		return &p
+	}
+	if st := ComputeSteady(h.Samples, 0, 0); st.Peak != nil {
+		return st.Peak
+	}
+	return nil
+}
+
+// files lists the objects directly under a run prefix.
+func (s *Store) files(ctx context.Context, prefix string) ([]File, error) {
+	it := s.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	var out []File
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
+		}
+		if !obj.IsDir {
+			out = append(out, File{Name: strings.TrimPrefix(obj.Key, prefix), Size: obj.Size})
+		}
+	}
+}
+
+// ReadFile reads one file of a stored run, at most limit bytes (an error
+// beyond). Callers check Entry.Artifacts first: a missing file is an error.
+func (s *Store) ReadFile(ctx context.Context, e Entry, name string, limit int64) ([]byte, error) {
+	if e.Source != SourceStore || e.StorePath == "" {
+		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
+	}
+	if err := ValidSegment(name); err != nil {
+		return nil, fmt.Errorf("file name %q: %w", name, err)
+	}
+	return withReader(ctx, s, e.StorePath+name, func(r io.Reader) ([]byte, error) {
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("larger than %d bytes", limit)
+		}
+		return b, nil
+	})
+}
+
+// OpenFile streams one file of a stored run; the caller closes it.
+func (s *Store) OpenFile(ctx context.Context, e Entry, name string) (io.ReadCloser, error) {
+	if e.Source != SourceStore || e.StorePath == "" {
+		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
+	}
+	if err := ValidSegment(name); err != nil {
+		return nil, fmt.Errorf("file name %q: %w", name, err)
+	}
+	r, err := s.bucket.NewReader(ctx, e.StorePath+name, nil)
+	if err != nil {
+		return nil, s.readErr(e.StorePath+name, err)
+	}
+	return r, nil
+}
+
+func (s *Store) readErr(key string, err error) error {
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("reading %s from results store %s: not found", key, s.where)
+	}
+	return fmt.Errorf("reading %s from results store %s: %w", key, s.where, err)
+}
+
+// withReader opens key and hands the stream to f.
+func withReader[T any](ctx context.Context, s *Store, key string, f func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	r, err := s.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return zero, s.readErr(key, err)
+	}
+	defer r.Close()
+	v, err := f(r)
+	if err != nil {
+		return zero, fmt.Errorf("reading %s from results store %s: %w", key, s.where, err)
+	}
+	return v, nil
+}

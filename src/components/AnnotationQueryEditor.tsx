@@ -1,0 +1,71 @@
+import React, { ChangeEvent } from 'react';
+import { QueryEditorProps } from '@grafana/data';
+import { InlineField, InlineFieldRow, Input, Stack, Text } from '@grafana/ui';
+
+import type { DataSource } from '../datasource';
+import { DensityOptions, DensityQuery, RUN_RANGE } from '../types';
+import { RunPicker } from './RunPicker';
+
+type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
+
+const LABEL_WIDTH = 14;
+
+/**
+ * Annotation query: regions for each run (start → end, titled test name +
+ * tag) and each steady window, from the same catalogs as the runs query.
+ * The query type is fixed to `annotations`.
+ */
+export function AnnotationQueryEditor({ query, onChange, datasource, range }: Props) {
+  const change = (next: Partial<DensityQuery>) => onChange({ ...query, ...next, queryType: 'annotations' });
+
+  const onText = (key: 'testName' | 'tag') => (e: ChangeEvent<HTMLInputElement>) => {
+    const next: DensityQuery = { ...query, queryType: 'annotations' };
+    const v = e.currentTarget.value;
+    if (v === '') {
+      delete next[key];
+    } else {
+      next[key] = v;
+    }
+    onChange(next);
+  };
+
+  return (
+    <Stack direction="column" gap={1}>
+      <Text color="secondary" variant="bodySmall">
+        Marks each run (start to end, titled test name and tag) and its steady window as regions, tagged run, steady and
+        the test name.
+      </Text>
+      <InlineFieldRow>
+        <InlineField label="Run" labelWidth={LABEL_WIDTH} htmlFor="density-annotation-run">
+          <RunPicker
+            inputId="density-annotation-run"
+            datasource={datasource}
+            value={query.run ?? RUN_RANGE}
+            range={range}
+            onChange={(run) => change({ run })}
+          />
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField label="Test name" labelWidth={LABEL_WIDTH} htmlFor="density-annotation-test-name">
+          <Input
+            id="density-annotation-test-name"
+            width={30}
+            value={query.testName ?? ''}
+            placeholder="any test"
+            onChange={onText('testName')}
+          />
+        </InlineField>
+        <InlineField label="Tag" labelWidth={8} htmlFor="density-annotation-tag">
+          <Input
+            id="density-annotation-tag"
+            width={24}
+            value={query.tag ?? ''}
+            placeholder="any tag"
+            onChange={onText('tag')}
+          />
+        </InlineField>
+      </InlineFieldRow>
+    </Stack>
+  );
+}
