@@ -6,16 +6,21 @@
 //	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
 //	mage testAll       every check CI runs (the README's test command)
 //	mage export DIR    density export of a run directory (flags as env vars)
+//	mage demo          export the built-in demo run (the README's first command)
+//	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
 
+	"github.com/substrate/density/internal/demo"
 	"github.com/substrate/density/pkg/export"
 
 	// mage:import
@@ -61,6 +66,23 @@ func Frontend() error {
 		}
 	}
 	return nil
+}
+
+// Demo generates the built-in demo run into ./demo-run, loads it into a
+// Prometheus on 127.0.0.1, exports it and prints the artifacts and a summary.
+func Demo(ctx context.Context) error {
+	if code := demo.Export(ctx, "demo-run", os.Stdout, os.Stderr); code != export.ExitOK {
+		return mg.Fatalf(code, "demo: exit %d", code)
+	}
+	return nil
+}
+
+// DemoServe serves the demo run from a Prometheus on 127.0.0.1 (for Grafana
+// or the plugin) until Ctrl-C.
+func DemoServe(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return demo.Serve(ctx, "demo-run", os.Stdout, os.Stderr)
 }
 
 // Export harvests the run in runDir like `density export --run-dir runDir`;

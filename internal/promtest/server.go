@@ -159,9 +159,10 @@ func startProcess(ctx context.Context, kind, workDir string, args func(addr stri
 	cmd := exec.Command(bin, args(addr)...)
 	cmd.Dir = workDir
 	cmd.Stdout, cmd.Stderr = lf, lf
-	// Its own process group, so a test binary killed by a signal does
-	// not take the terminal's group down, and Close can signal it alone.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group (a Ctrl-C reaches the test binary, which
+	// closes the server), and killed with its parent so a test binary that
+	// dies on a timeout does not leave servers behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		lf.Close()

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +193,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	res.SetKubernetes(kubernetesOOM(after))
 
 	out := &Outcome{Dir: outDir, Result: res, Run: run}
-	printBlocks(env.Stdout, res)
+	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
 	if o.Verbose {
 		for _, q := range log.Queries() {
@@ -453,8 +455,9 @@ func int64p(p *int) *int64 {
 	return &v
 }
 
-// printBlocks prints one line per block: ok, or which fields are null and why.
-func printBlocks(w io.Writer, res *harvest.Result) {
+// printBlocks prints one line per block: ok, or which fields are null and a
+// short cause (every full reason with --verbose).
+func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 	byBlock := map[string][]harvest.Notice{}
 	for _, n := range res.Notices {
 		byBlock[n.Block] = append(byBlock[n.Block], n)
@@ -468,16 +471,47 @@ func printBlocks(w io.Writer, res *harvest.Result) {
 			fmt.Fprintf(w, "%-16s ok\n", b)
 			continue
 		}
-		parts := make([]string, 0, len(ns))
+		var fields, causes []string
 		for _, n := range ns {
-			if n.Field != "" {
-				parts = append(parts, n.Field+": "+n.Reason)
-			} else {
-				parts = append(parts, n.Reason)
+			if n.Field != "" && !slices.Contains(fields, n.Field) {
+				fields = append(fields, n.Field)
+			}
+			if c := shortCause(n.Reason); !slices.Contains(causes, c) {
+				causes = append(causes, c)
 			}
 		}
-		fmt.Fprintf(w, "%-16s %s\n", b, strings.Join(dedupe(parts), "; "))
+		line := strings.Join(causes, "; ")
+		if len(fields) > 0 {
+			line = strings.Join(fields, ", ") + ": " + line
+		}
+		fmt.Fprintf(w, "%-16s %s\n", b, line)
+		if verbose {
+			for _, n := range ns {
+				fmt.Fprintf(w, "    %s\n", n)
+			}
+		}
 	}
+}
+
+// requestPart matches the Go HTTP client's `Post "url": ` prefix and the
+// quoted query an error repeats; the status line keeps only the cause.
+var requestPart = regexp.MustCompile(`(Post|Get) "[^"]*": `)
+
+// shortCause cuts a notice to its cause: a failed read's reason names the
+// whole query twice, which makes one line per block unreadable.
+func shortCause(reason string) string {
+	if i := strings.LastIndex(reason, `" to `); i >= 0 && strings.HasPrefix(reason, "null: the read") {
+		reason = "null: the read failed: " + reason[i+len(`" to `):]
+	} else if strings.Contains(reason, "promql: ") {
+		if j := strings.LastIndex(reason, `" to `); j >= 0 {
+			reason = "null: " + reason[j+len(`" to `):]
+		}
+	}
+	reason = requestPart.ReplaceAllString(reason, "")
+	if len(reason) > 200 {
+		reason = reason[:197] + "..."
+	}
+	return reason
 }
 
 // blockOrder is server_summary.json's block order.
@@ -491,18 +525,6 @@ func printCluster(w io.Writer, a cluster.AfterRun) {
 	for _, n := range a.Notices {
 		fmt.Fprintf(w, "%-16s %s null: %s\n", "cluster_facts", strings.Join(n.Fields, ","), n.Reason)
 	}
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	out := s[:0]
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func orDash(s string) string {

@@ -36,10 +36,11 @@ type growthSeries struct {
 // tell the families apart. If b <= a the growth is zero for every series
 // present at b (never a zero-length range selector).
 //
-// Reads: sel at a and at b (instant), `resets(sel[<b-a+300>s] @ b)` (one per
-// metric name when sel starts with "{", because resets drops the name and
-// _sum/_count would collide), and raw samples `sel'[<b-a+300>s] @ b` only for
-// candidate series (resets > 0, present at a but not at b, seen only inside
+// Reads: sel at a and at b (instant), `resets(R) + sum_over_time(R) * 0`
+// with R = `sel[<b-a+300>s] @ b` (one per metric name when sel starts with
+// "{", because both functions drop the name and _sum/_count would collide),
+// and raw samples `sel'[<b-a+300>s] @ b` only for candidate series (resets >
+// 0, a NaN sample in the window, present at a but not at b, seen only inside
 // the window, or v_B < v_A), where sel' narrows sel with a regex on the one
 // label that singles the candidates out best. Series born inside the window
 // have v_A = 0, including ones that stopped exporting more than the lookback
@@ -142,7 +143,8 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 	}
 	for _, s := range resets {
 		gs := get(s.Labels)
-		if len(s.Samples) > 0 && s.Samples[0].V > 0 {
+		// No value: NaN, i.e. a NaN sample in the window (see resetsQuery).
+		if len(s.Samples) == 0 || s.Samples[0].V > 0 {
 			gs.candidate = true
 		}
 	}
@@ -220,8 +222,19 @@ func latestAtOrBefore(samples []Sample, a int64) float64 {
 	return v
 }
 
+// resetsQuery lists the series whose raw window needs a walk. resets()
+// counts a drop only between two comparable samples: in Prometheus 2.42 a NaN
+// between the old and new value (115, NaN, 1) compares false both ways and the
+// restart goes uncounted, while the spec skips NaN and sees 115 -> 1 as a
+// drop. So the same query adds `sum_over_time(...) * 0`, which is 0 for a
+// finite window and NaN when the window holds a NaN (or ±Inf) sample: such a
+// series comes back without a value and is made a candidate. This costs no
+// extra request (one range read more on the server side); VictoriaMetrics
+// drops NaN at ingestion, so there the term is always 0 and resets alone
+// decides.
 func resetsQuery(sel string, window, b int64) string {
-	return fmt.Sprintf("resets(%s[%ds] @ %d)", sel, window, b)
+	r := fmt.Sprintf("%s[%ds] @ %d", sel, window, b)
+	return fmt.Sprintf("resets(%s) + sum_over_time(%s) * 0", r, r)
 }
 
 // resetsByName lists restarts per metric name: resets drops __name__, so a

@@ -6,7 +6,6 @@ import { DensityOptions, DensitySecureJsonData } from '../types';
 
 export function instanceSettings(jsonData: DensityOptions = {}): DataSourceInstanceSettings<DensityOptions> {
   return {
-    id: 7,
     uid: 'density-uid',
     type: 'substrate-density-datasource',
     name: 'Density',
@@ -31,7 +30,6 @@ export function settings(
     access: 'proxy',
     url: '',
     user: '',
-    database: '',
     basicAuth: false,
     basicAuthUser: '',
     isDefault: false,
@@ -42,7 +40,7 @@ export function settings(
     secureJsonFields: {},
     secureJsonData: {},
     ...overrides,
-  };
+  } as DataSourceSettings<DensityOptions, DensitySecureJsonData>;
 }
 
 type VariableValue = string | string[];

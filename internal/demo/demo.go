@@ -1,0 +1,144 @@
+// Package demo runs the project on the built-in demo run: the simulator's
+// "demo" scenario loaded into a real Prometheus on 127.0.0.1. `mage demo`
+// exports it (the README's first command); `mage demoServe` keeps the
+// Prometheus up for Grafana until Ctrl-C.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/harvest"
+)
+
+// Scenario is the simulator scenario of the demo run.
+const Scenario = "demo"
+
+// Generate writes the demo run into dir (replacing an earlier one) and
+// returns its ground truth.
+func Generate(dir string) (*simrun.Truth, error) {
+	sc, ok := simrun.ByName(Scenario)
+	if !ok {
+		return nil, fmt.Errorf("simulator has no %q scenario", Scenario)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("clearing %s: %w", dir, err)
+	}
+	tr, err := simrun.Generate(sc, dir)
+	if err != nil {
+		return nil, fmt.Errorf("generating the demo run: %w", err)
+	}
+	return tr, nil
+}
+
+// start generates the run and launches Prometheus loaded with it; the
+// Prometheus data lives outside the run directory.
+func start(ctx context.Context, dir string) (*simrun.Truth, *promtest.Server, error) {
+	tr, err := Generate(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	work, err := os.MkdirTemp("", "density-demo-prometheus-")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := promtest.Launch(ctx, filepath.Join(dir, simrun.OMFile), work)
+	if err != nil {
+		os.RemoveAll(work)
+		return nil, nil, fmt.Errorf("starting Prometheus: %w", err)
+	}
+	return tr, srv, nil
+}
+
+// Export generates the demo run into dir, loads it into a Prometheus on
+// loopback, runs the export against it and prints where the artifacts are
+// with a short summary. It returns the export's exit code.
+func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
+	t0 := time.Now()
+	tr, srv, err := start(ctx, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return export.ExitWrite
+	}
+	defer func() {
+		srv.Close()
+		os.RemoveAll(srv.Dir)
+	}()
+	fmt.Fprintf(stdout, "demo: run %q generated in %s, Prometheus at %s (loaded in %s)\n",
+		tr.Scenario, dir, srv.URL, (srv.LoadTime + srv.ReadyTime).Round(time.Millisecond))
+
+	args := []string{
+		"--run-dir", dir, "--prometheus-url", srv.URL,
+		"--test-name", tr.TestName, "--tag", tr.Tag,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
+		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
+		// The demo has no Kubernetes cluster behind it: facts are null, by design.
+		"--no-cluster-facts",
+	}
+	o, err := export.ParseFlags(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return export.ExitUsage
+	}
+	out, code := export.Execute(ctx, o, export.DefaultEnv(stdout, stderr))
+	if code != export.ExitOK {
+		return code
+	}
+	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n\n", out.ServerSummary, out.StatsJSONL)
+	Summarize(stdout, out.Result)
+	fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
+	return export.ExitOK
+}
+
+// Summarize prints the headline numbers of a harvest for a human.
+func Summarize(w io.Writer, r *harvest.Result) {
+	fmt.Fprintf(w, "  packing ratio       p50 %s  p99 %s\n", num(r.Packing.Summary.P50), num(r.Packing.Summary.P99))
+	fmt.Fprintf(w, "  checkpoints         %s in the steady window (%s cumulative)\n",
+		integer(r.Snapshots.CheckpointsInWindow), integer(r.Snapshots.CheckpointsCumulative))
+	fmt.Fprintf(w, "  restore latency     p99 %s s\n", num(r.Snapshots.RestoreP99S))
+	fmt.Fprintf(w, "  active actors       p50 %s\n", num(r.ActiveActors.Summary.P50))
+}
+
+func num(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*p, 'f', -1, 64)
+}
+
+func integer(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// Serve generates the demo run, starts Prometheus with it and prints the URL
+// and the datasource settings to use; it stops cleanly when ctx is done
+// (Ctrl-C).
+func Serve(ctx context.Context, dir string, stdout, stderr io.Writer) error {
+	tr, srv, err := start(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		srv.Close()
+		os.RemoveAll(srv.Dir)
+	}()
+	fmt.Fprintf(stdout, "demo: Prometheus with the demo run at %s\n", srv.URL)
+	fmt.Fprintf(stdout, "demo: run %s/%s from %s to %s (Unix %d..%d); dashboard range: from=%d000&to=%d000\n",
+		tr.TestName, tr.Tag, time.Unix(tr.Start, 0).UTC().Format(time.RFC3339), time.Unix(tr.End, 0).UTC().Format(time.RFC3339),
+		tr.Start, tr.End, tr.Start, tr.End)
+	fmt.Fprintln(stdout, "demo: press Ctrl-C to stop")
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "demo: stopping Prometheus")
+	return nil
+}
