@@ -57,7 +57,7 @@ echo "kube-apiserver.sh: building kube-apiserver $ver into $dir (cold: 12-15 min
 start=$(date +%s)
 tmp="$dir/kube-apiserver.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
-(cd "$mod" && CGO_ENABLED=0 GOWORK=off "${wrap[@]}" go build -mod=mod -trimpath \
+(cd "$mod" && CGO_ENABLED=0 GOWORK=off "${wrap[@]}" go build -mod=readonly -trimpath \
 	-ldflags "$ldflags" -o "$tmp" k8s.io/kubernetes/cmd/kube-apiserver) >&2
 mv -f "$tmp" "$bin"
 echo "kube-apiserver.sh: built in $(( $(date +%s) - start ))s: $bin" >&2

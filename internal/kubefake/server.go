@@ -170,7 +170,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(f.Delay):
 		case <-r.Context().Done():
-			return
+			// The client gave up: abort without a response (returning
+			// normally would send an empty 200 the client might still read).
+			panic(http.ErrAbortHandler)
 		}
 	}
 	q := r.URL.Query()

@@ -348,9 +348,14 @@ func TestRealAPIServer(t *testing.T) {
 	}
 	seedUIDs := []types.UID{seed.uids["w-1"], seed.uids["w-2"], seed.uids["w-3"], seed.uids["w-4"]}
 
-	t.Run("manifest grants exactly what discovery needs", func(t *testing.T) {
-		if err := cluster.CheckAccess(apiCtx(t), apiClient(t, limited), cluster.DefaultOptions()); err != nil {
-			t.Fatalf("CheckAccess as %s/%s: %v", saNS, saName, err)
+	t.Run("manifest grants what discovery needs", func(t *testing.T) {
+		// Its own service account, and Grafana's in-cluster one, which the
+		// manifest binds without declaring it.
+		for _, sa := range [][2]string{{saNS, saName}, {"monitoring", "grafana"}} {
+			cs := apiClient(t, apiAccess(c, c.ServiceAccountToken(t, sa[0], sa[1])))
+			if err := cluster.CheckAccess(apiCtx(t), cs, cluster.DefaultOptions()); err != nil {
+				t.Errorf("CheckAccess as %s/%s: %v", sa[0], sa[1], err)
+			}
 		}
 	})
 

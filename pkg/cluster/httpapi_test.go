@@ -29,6 +29,25 @@ var smallFacts = cluster.Facts{
 	WorkerActorCapacity: []int64{50, 100}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},
 }
 
+// faulty is a smaller cluster for the fault cases (faults are about the
+// request sequence, not volume): 120 workers on 10 of 30 nodes, listed 10
+// per page. 10 × 3.92 = 39.2 cores, 10 × 13591700 KiB = 129.62 GiB.
+var (
+	faulty      = kubefake.Synthetic{Nodes: 30, WorkerNodes: 10, Pods: 600, Workers: 120, Namespace: ns, LabelKey: labelKey}
+	faultyFacts = cluster.Facts{
+		MachineType: []string{"c3-standard-4", "n2-standard-4"}, NodeCount: ptr(10), AllocatableCores: ptr(39.2),
+		AllocatableRAMGB: ptr(129.62), WorkerPodCount: ptr(120), KubernetesVersion: []string{"v1.37.2"},
+		WorkerActorCapacity: []int64{50, 100}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},
+	}
+)
+
+// The injected delay is far beyond the per-call timeout, so a call that
+// ignored the timeout would take at least slow.
+const (
+	slow        = 60 * time.Second
+	callTimeout = 2 * time.Second
+)
+
 const token = "test-token"
 
 func serve(t *testing.T, sc kubefake.Synthetic, faults map[string]kubefake.Fault, events ...corev1.Event) (*kubefake.Server, kubernetes.Interface) {
@@ -48,7 +67,7 @@ func serve(t *testing.T, sc kubefake.Synthetic, faults map[string]kubefake.Fault
 
 func TestDiscoverThroughAPI(t *testing.T) {
 	s, c := serve(t, small, nil)
-	r := cluster.Discover(context.Background(), c, cluster.Options{PageSize: 100})
+	r := cluster.Discover(context.Background(), c, cluster.Options{PageSize: 100, Timeout: 60 * time.Second})
 	if !reflect.DeepEqual(r.Facts, smallFacts) {
 		t.Fatalf("facts\n got %s\nwant %s", show(r.Facts), show(smallFacts))
 	}
@@ -79,8 +98,8 @@ func TestDiscoverThroughAPI(t *testing.T) {
 
 func TestFaultsThroughAPI(t *testing.T) {
 	podFacts := cluster.Facts{
-		WorkerPodCount: smallFacts.WorkerPodCount, WorkerActorCapacity: smallFacts.WorkerActorCapacity,
-		WorkerMemoryLimitGB: smallFacts.WorkerMemoryLimitGB, SandboxClass: smallFacts.SandboxClass,
+		WorkerPodCount: faultyFacts.WorkerPodCount, WorkerActorCapacity: faultyFacts.WorkerActorCapacity,
+		WorkerMemoryLimitGB: faultyFacts.WorkerMemoryLimitGB, SandboxClass: faultyFacts.SandboxClass,
 	}
 	tests := []struct {
 		name        string
@@ -92,25 +111,25 @@ func TestFaultsThroughAPI(t *testing.T) {
 	}{
 		{name: "403 on nodes leaves pod facts intact", faults: map[string]kubefake.Fault{kubefake.Nodes: {Status: 403}},
 			want: podFacts, group: cluster.GroupNodes, reason: `403 Forbidden: nodes is forbidden: User "system:serviceaccount:benchmarking:density" cannot list resource "nodes"`, podRequests: 12},
-		{name: "slow nodes time out, only the node group", faults: map[string]kubefake.Fault{kubefake.Nodes: {Delay: 5 * time.Second}},
-			want: podFacts, group: cluster.GroupNodes, reason: "listing nodes", podRequests: 12},
+		{name: "slow nodes time out, only the node group", faults: map[string]kubefake.Fault{kubefake.Nodes: {Delay: slow}},
+			want: podFacts, group: cluster.GroupNodes, reason: "listing nodes: timed out", podRequests: 12},
 		{name: "403 on pods nulls everything", faults: map[string]kubefake.Fault{kubefake.Pods: {Status: 403}},
 			group: cluster.GroupPods, reason: `cannot list resource "pods" in API group "" in the namespace "benchmark-workloads"`, podRequests: 1},
-		{name: "slow pods time out, everything null", faults: map[string]kubefake.Fault{kubefake.Pods: {Delay: 5 * time.Second}},
-			group: cluster.GroupPods, reason: "listing worker pods", podRequests: 1},
+		{name: "slow pods time out, everything null", faults: map[string]kubefake.Fault{kubefake.Pods: {Delay: slow}},
+			group: cluster.GroupPods, reason: "listing worker pods (namespace benchmark-workloads, label ate.dev/worker-pool): timed out", podRequests: 1},
 		{name: "500 mid-pagination nulls the pod group", faults: map[string]kubefake.Fault{kubefake.Pods: {Status: 500, AfterPages: 3}},
 			group: cluster.GroupPods, reason: "500", podRequests: 4},
 		{name: "expired continue restarts the list once", faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: 1}},
-			want: smallFacts, podRequests: 1 + 1 + 12},
+			want: faultyFacts, podRequests: 1 + 1 + 12},
 		{name: "expired twice nulls the pod group", faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: 2}},
 			group: cluster.GroupPods, reason: "expired twice", podRequests: 1 + 1 + 1 + 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, c := serve(t, small, tt.faults)
+			s, c := serve(t, faulty, tt.faults)
 			begin := time.Now()
-			r := cluster.Discover(context.Background(), c, cluster.Options{PageSize: 100, Timeout: 300 * time.Millisecond})
-			if d := time.Since(begin); d > 4*time.Second {
+			r := cluster.Discover(context.Background(), c, cluster.Options{PageSize: 10, Timeout: callTimeout})
+			if d := time.Since(begin); d >= slow {
 				t.Errorf("took %v: the timeout did not bound the call", d)
 			}
 			if !reflect.DeepEqual(r.Facts, tt.want) {
@@ -156,12 +175,12 @@ func TestEventsThroughAPI(t *testing.T) {
 		want   *int
 	}{
 		{"evictions in the window, distinct pods, worker namespace only", nil, ptr(2)},
-		{"slow events null only evicted", map[string]kubefake.Fault{kubefake.Events: {Delay: 5 * time.Second}}, nil},
+		{"slow events null only evicted", map[string]kubefake.Fault{kubefake.Events: {Delay: slow}}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tiny := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 10, Workers: 4, Namespace: ns, LabelKey: labelKey}
 			s, c := serve(t, tiny, tt.faults, events...)
-			o := cluster.Options{PageSize: 2, Timeout: 300 * time.Millisecond}
+			o := cluster.Options{PageSize: 2, Timeout: callTimeout}
 			before, err := cluster.TakeSnapshot(context.Background(), c, o)
 			if err != nil {
 				t.Fatal(err)

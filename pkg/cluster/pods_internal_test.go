@@ -13,7 +13,7 @@ func TestMaxActors(t *testing.T) {
 		{[]string{"--max-actors", "1"}, 1, false},
 		{[]string{"--max-actors=050"}, 50, false},
 		{[]string{"--max-actors=0"}, 0, false},
-		{[]string{"--max-actors=7", "--max-actors=9"}, 7, false},   // first wins
+		{[]string{"--max-actors=7", "--max-actors=9"}, 7, false},    // first wins
 		{[]string{"--max-actors", "7", "--max-actors=9"}, 7, false}, // first wins across forms
 		{[]string{"--max-actorsx=5", "-max-actors=5"}, 1000, false}, // other flags
 		{[]string{"--max-actors=lots"}, 0, true},

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,7 +107,16 @@ func (d *Datasource) harvestBlock(ctx context.Context, e runs.Entry, block strin
 	for _, w := range log.Warnings() {
 		n = append(n, harvest.Notice{Block: block, Reason: "Prometheus warned that the answer may be incomplete: " + w})
 	}
-	return blockResult{value: v, notices: n, queries: log.Queries()}
+	return blockResult{value: v, notices: n, queries: distinctSorted(log.Queries())}
+}
+
+// distinctSorted is the block's PromQL without repeats, sorted: a block
+// issues its reads concurrently, so issue order varies between loads, and
+// the query inspector is easier to read without duplicates.
+func distinctSorted(qs []string) []string {
+	out := slices.Clone(qs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // runNotices are the caveats of the run itself, shown with every frame of

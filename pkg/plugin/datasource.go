@@ -226,7 +226,11 @@ func (d *Datasource) newMux() *datasource.QueryTypeMux {
 	// Unknown and missing query types are the user's (or the dashboard's)
 	// mistake: a 400 naming the valid types, not a plugin error.
 	m.Handle("", d.adapt(func(_ context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-		return unknownTypeResponse(q.QueryType)
+		m, err := parseQuery(q) // malformed JSON says so, not "no queryType"
+		if err != nil {
+			return errorResponse(err)
+		}
+		return unknownTypeResponse(m.QueryType)
 	}))
 	return m
 }
@@ -238,7 +242,7 @@ func (d *Datasource) adapt(h handlerFunc) backend.QueryDataHandler {
 		out := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
 			if d.settingsErr != nil {
-				out.Responses[q.RefID] = errorResponse(backend.DownstreamError(fmt.Errorf("the datasource settings are invalid: %w", d.settingsErr)))
+				out.Responses[q.RefID] = errorResponse(badRequest("the datasource settings are invalid: %w", d.settingsErr))
 				continue
 			}
 			out.Responses[q.RefID] = h(ctx, req.PluginContext, q)

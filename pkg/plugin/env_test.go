@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
 
@@ -32,12 +34,51 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // one real Prometheus for the whole test binary.
 var promCache *promtest.Cache
 
+// The SDK registers its gRPC metrics globally, so one plugin server serves
+// the whole test binary; each env is its own datasource instance (UID) with
+// its own clock.
+var (
+	pluginClient *datasourcetest.TestPluginClient
+	clocks       sync.Map // datasource UID -> time.Time
+)
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	log.DefaultLogger = log.NewNullLogger() // the SDK logs every request
+	backend.Logger = log.DefaultLogger
 	promCache = promtest.NewCache()
+	tp, err := servePlugin()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the plugin:", err)
+		os.Exit(1)
+	}
+	pluginClient = tp.Client
 	code := m.Run()
+	_ = tp.Shutdown()
 	_ = promCache.Close()
 	os.Exit(code)
+}
+
+// servePlugin serves the datasource over Grafana's real plugin gRPC
+// protocol; instances take their clock from clocks.
+func servePlugin() (datasourcetest.TestPlugin, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return datasourcetest.TestPlugin{}, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	factory := func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+		uid := s.UID
+		now := func() time.Time {
+			if v, ok := clocks.Load(uid); ok {
+				return v.(time.Time)
+			}
+			return time.Now()
+		}
+		return newDatasource(ctx, s, now)
+	}
+	return datasourcetest.Manage(factory, datasourcetest.ManageOpts{Address: addr})
 }
 
 // scenarios are the simulator scenarios every query type is checked on:
@@ -121,25 +162,13 @@ func (e *env) pluginContext() backend.PluginContext {
 	return backend.PluginContext{OrgID: 1, PluginID: "substrate-density-datasource", DataSourceInstanceSettings: &s}
 }
 
-// startPlugin serves the datasource over Grafana's real plugin gRPC
-// protocol with a fixed clock.
-func startPlugin(t testing.TB, now time.Time) *datasourcetest.TestPluginClient {
+// client returns the plugin's gRPC client for this env's datasource, whose
+// clock reads e.now (call again after changing e.now to move the clock). Settings changed after the first query need a new
+// UID (Grafana would send a new Updated time).
+func (e *env) client(t testing.TB) *datasourcetest.TestPluginClient {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	factory := func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-		return newDatasource(ctx, s, func() time.Time { return now })
-	}
-	tp, err := datasourcetest.Manage(factory, datasourcetest.ManageOpts{Address: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tp.Shutdown() })
-	return tp.Client
+	clocks.Store(e.uid, e.now)
+	return pluginClient
 }
 
 // q builds one query of a request.
@@ -194,15 +223,15 @@ func (e *env) expected(t testing.TB) *harvest.Result {
 // field returns the frame's field by name.
 func field(t testing.TB, f *data.Frame, name string) *data.Field {
 	t.Helper()
-	i, ok := f.FieldIndex(name)
-	if !ok {
+	fld, i := f.FieldByName(name)
+	if i < 0 {
 		var names []string
 		for _, x := range f.Fields {
 			names = append(names, x.Name)
 		}
 		t.Fatalf("frame %q has no field %q (has %v)", f.Name, name, names)
 	}
-	return f.Fields[i]
+	return fld
 }
 
 // num reads a numeric cell as *float64 (nil for null).

@@ -62,16 +62,23 @@ func toRunInfo(e runs.Entry, detail bool) runInfo {
 	return r
 }
 
-// resourceMux serves the editors' resources.
-func (d *Datasource) resourceMux() *http.ServeMux {
-	m := http.NewServeMux()
-	m.HandleFunc("/runs", d.serveRuns)
-	m.HandleFunc("/runs/", d.serveRun)
-	m.HandleFunc("/tests", d.serveTests)
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no resource " + r.URL.Path + " (have GET /runs, /runs/{id}, /tests)"})
+// resourceMux serves the editors' resources. It routes on the raw path
+// itself: http.ServeMux would clean "/runs/../x" into a redirect, while a
+// run id is data and gets validated (and rejected) as such.
+func (d *Datasource) resourceMux() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		switch {
+		case p == "/runs" || p == "/runs/":
+			d.serveRuns(w, r)
+		case strings.HasPrefix(p, "/runs/"):
+			d.serveRun(w, r)
+		case p == "/tests" || p == "/tests/":
+			d.serveTests(w, r)
+		default:
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no resource " + r.URL.Path + " (have GET /runs, /runs/{id}, /tests)"})
+		}
 	})
-	return m
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -50,7 +50,7 @@ func TestQueryTypesMatchHarvest(t *testing.T) {
 	for _, name := range scenarios {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, name)
-			c := startPlugin(t, e.now)
+			c := e.client(t)
 			want := e.expected(t)
 			run := e.runID
 
@@ -304,7 +304,7 @@ func containsStr(s, sub string) bool {
 // exported sample at or before the step, within the 5-minute lookback.
 func TestPackingMatchesSimulatorTruth(t *testing.T) {
 	e := newEnv(t, "steady")
-	c := startPlugin(t, e.now)
+	c := e.client(t)
 	r := e.one(t, c, map[string]any{"queryType": "packing", "run": e.runID})
 	s := r.Frames[0]
 	var states []simrun.WorkerStates
@@ -355,7 +355,7 @@ func TestRunsAndAnnotationsMatchSimulatorTruth(t *testing.T) {
 	for _, name := range scenarios {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, name)
-			c := startPlugin(t, e.now)
+			c := e.client(t)
 			tr := e.truth
 			r := e.one(t, c, map[string]any{"queryType": "runs"})
 			f := r.Frames[0]
@@ -422,7 +422,7 @@ func TestDiscoveredRunMatchesExportedUsers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, name)
 			delete(e.jsonData, "resultsStore")
-			c := startPlugin(t, e.now)
+			c := e.client(t)
 			users := e.truth.Series("locust_users", nil)
 			if len(users) != 1 {
 				t.Fatalf("%d locust_users series", len(users))

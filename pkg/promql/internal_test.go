@@ -148,6 +148,33 @@ func TestWithMatcher(t *testing.T) {
 	}
 }
 
+func TestWithName(t *testing.T) {
+	const m = `__name__="n"`
+	rows := []struct{ sel, want string }{
+		{`{__name__=~"h_.*"}`, `{__name__="n"}`},
+		{` {__name__=~"h_.*", job="x"} `, `{__name__="n", job="x"}`},
+		// The VictoriaMetrics shape: name regex, another matcher, and the
+		// added name become one name matcher first.
+		{`{__name__=~"a_(sum|count)", file_name=~"p.img|m", le!=""}`, `{__name__="n", file_name=~"p.img|m", le!=""}`},
+		{`{job = "x" , __name__ !~ "y" ,}`, `{__name__="n", job = "x"}`},
+		{`{a="}", __name__=~'q"}', b=~` + "`\\d,`" + `}`, `{__name__="n", a="}", b=~` + "`\\d,`" + `}`},
+		{`{a="x\"}, __name__=\"y", b="z"}`, `{__name__="n", a="x\"}, __name__=\"y", b="z"}`},
+		{`{}`, `{__name__="n"}`},
+		// Not understood: appended, as Prometheus reads it.
+		{`{a="x" b="y"}`, `{a="x" b="y", __name__="n"}`},
+		{`{a="x}`, `{a="x, __name__="n"}`},
+		{`{a~"x"}`, `{a~"x", __name__="n"}`},
+		{`{1a="x"}`, `{1a="x", __name__="n"}`},
+		{`{a=x}`, `{a=x, __name__="n"}`},
+		{`x{a="b"}`, `x{a="b", __name__="n"}`},
+	}
+	for _, r := range rows {
+		if got := withName(r.sel, m); got != r.want {
+			t.Errorf("withName(%q) = %q, want %q", r.sel, got, r.want)
+		}
+	}
+}
+
 func TestRawQueries(t *testing.T) {
 	mk := func(name, inst, pod string) *growthSeries {
 		return &growthSeries{labels: map[string]string{"__name__": name, "instance": inst, "pod": pod}}
@@ -166,7 +193,7 @@ func TestRawQueries(t *testing.T) {
 	}
 	// Only the _count of two processes: names narrowed too.
 	got = rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, []*growthSeries{all[1], all[7]}, 900, 2000)
-	want = []string{`{__name__=~"h_(bucket|count|sum)", __name__=~"h_count", instance=~"10\\.0\\.0\\.1:80|10\\.0\\.0\\.3:80"}[900s] @ 2000`}
+	want = []string{`{__name__=~"h_count", instance=~"10\\.0\\.0\\.1:80|10\\.0\\.0\\.3:80"}[900s] @ 2000`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

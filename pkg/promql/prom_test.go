@@ -122,6 +122,45 @@ var wantGrowth = map[string]struct {
 	"nr": {229, 157, true},
 }
 
+// kValue is the k family (instance k1): k_a_total 10k up to k 40 (400), then
+// k-41 (k 60: 19): v_A 200, growth (400-200) + 19 = 219, restarted.
+// k_b_total 3k: v_A 60, v_B 180, growth 120.
+func kValue(name string, k int) float64 {
+	switch {
+	case name == "k_b_total":
+		return float64(3 * k)
+	case k <= 40:
+		return float64(10 * k)
+	default:
+		return float64(k - 41)
+	}
+}
+
+// bracedCases run WindowGrowth with braced selectors, which take the
+// per-name path (restart listing per name, raw read narrowed by name), on
+// Prometheus and on VictoriaMetrics. Expected values from the tables above:
+// counters' growth, hh's units (p1 40, p2 39 per unit; sum x3) and k.
+//
+// VictoriaMetrics (v1.8x) answers nothing for a selector with a name regex
+// of the form prefix_(a|b), a second __name__ matcher and another label
+// matcher; the first and last cases had the per-name reads built that way
+// (nr's restart and k_a's raw samples were lost there) before withName.
+var bracedCases = []struct {
+	sel       string
+	delta     float64
+	restarted int
+}{
+	// One name plus another matcher: every c_total series.
+	{`{__name__=~"c_(total|x)", instance=~".+"}`, 865, 3},
+	// Two names, only c_total{r} restarted: the raw read is narrowed to
+	// c_total and r. r 198 + s 80 + hh_sum{p1} 120.
+	{`{__name__=~"c_total|hh_sum", instance=~"r|s|p1"}`, 398, 1},
+	// nr's NaN-hidden restart through the braced path. 229 + hh_count{p2} 78.
+	{`{instance=~"nr|p2", __name__=~"c_total|hh_count"}`, 307, 2},
+	// Only k_a restarted: the raw read is narrowed to k_a_total. 219 + 120.
+	{`{__name__=~"k_(a|b)_total", instance=~"k.*"}`, 339, 1},
+}
+
 // histogram hh for instances p1 (steady) and p2 (restarts to 0 at k 41):
 // bucket le=1 = k, le=+Inf = 2k, sum = 3k, count = 2k.
 func hhValue(instance string, k int) float64 {
@@ -155,6 +194,12 @@ func writeGrowthOM(t *testing.T) string {
 			fmt.Fprintf(w, "hh_bucket{instance=%q,le=\"+Inf\"} %s %d\n", inst, fmtV(2*v), ts)
 			fmt.Fprintf(w, "hh_sum{instance=%q} %s %d\n", inst, fmtV(3*v), ts)
 			fmt.Fprintf(w, "hh_count{instance=%q} %s %d\n", inst, fmtV(2*v), ts)
+		}
+	}
+	for _, name := range []string{"k_a_total", "k_b_total"} {
+		fmt.Fprintf(w, "# TYPE %s counter\n", strings.TrimSuffix(name, "_total"))
+		for k := 0; k <= 80; k++ {
+			fmt.Fprintf(w, "%s{instance=\"k1\"} %s %d\n", name, fmtV(kValue(name, k)), t0+k*scrape)
 		}
 	}
 	fmt.Fprintln(w, "# EOF")
@@ -294,6 +339,16 @@ func TestRealPrometheus(t *testing.T) {
 		}
 		if g.Restarted != 4 {
 			t.Errorf("Restarted = %d, want 4 (the four series of p2)", g.Restarted)
+		}
+	})
+
+	t.Run("WindowGrowth braced selectors", func(t *testing.T) {
+		for _, bc := range bracedCases {
+			c, log := realClient(t, srv.URL, nil)
+			g, err := c.WindowGrowth(ctx, bc.sel, winA, winB)
+			if err != nil || g.Delta() != bc.delta || g.Restarted != bc.restarted {
+				t.Errorf("%s: delta %v restarted %d err %v; want %v %d (queries %q)", bc.sel, g.Delta(), g.Restarted, err, bc.delta, bc.restarted, log.Queries())
+			}
 		}
 	})
 

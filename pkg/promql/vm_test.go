@@ -36,6 +36,15 @@ func TestVictoriaMetrics(t *testing.T) {
 	if err != nil || g.Delta() != 632 || g.Restarted != 4 {
 		t.Errorf("hh: delta %v restarted %d err %v; want 632 4", g.Delta(), g.Restarted, err)
 	}
+	// Selectors whose per-name reads would hold two __name__ matchers and
+	// another matcher, which VictoriaMetrics answers with nothing.
+	for _, bc := range bracedCases {
+		c, log := realClient(t, srv.URL, nil)
+		g, err := c.WindowGrowth(ctx, bc.sel, winA, winB)
+		if err != nil || g.Delta() != bc.delta || g.Restarted != bc.restarted {
+			t.Errorf("%s: delta %v restarted %d err %v; want %v %d (queries %q)", bc.sel, g.Delta(), g.Restarted, err, bc.delta, bc.restarted, log.Queries())
+		}
+	}
 
 	// Inherent differences: VictoriaMetrics drops NaN on ingestion, so the
 	// k 50 step reads the previous sample (49) where Prometheus has no point;

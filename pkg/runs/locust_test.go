@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -291,5 +292,31 @@ func TestArtifacts(t *testing.T) {
 	}
 	if len(ArtifactFiles()) != 8 {
 		t.Error("ArtifactFiles changed length")
+	}
+}
+
+// BenchmarkReadHistory reads a one-hour stats_history.csv (10 operations +
+// Aggregated per second, Locust's full column set).
+func BenchmarkReadHistory(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(historyHeader)
+	for s := range 3600 {
+		for op := range 11 {
+			name := "Aggregated"
+			if op < 10 {
+				name = "Operation" + string(rune('A'+op))
+			}
+			sb.WriteString(strconv.Itoa(1700000000+s) + ",100,POST," + name +
+				",12.5,0.1,12,14,15,16,20,25,30,31,32,32,32,4500,3,12,13.25,10,32,120\n")
+		}
+	}
+	data := sb.String()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := ReadHistory(strings.NewReader(data))
+		if err != nil || len(h.Samples) != 3600 {
+			b.Fatalf("%d samples, %v", len(h.Samples), err)
+		}
 	}
 }

@@ -1,0 +1,169 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+func TestLoadSettings(t *testing.T) {
+	base := func(jd string, secure map[string]string) backend.DataSourceInstanceSettings {
+		return backend.DataSourceInstanceSettings{URL: "http://prom:9090", JSONData: json.RawMessage(jd), DecryptedSecureJSONData: secure}
+	}
+	t.Run("defaults", func(t *testing.T) {
+		s, err := LoadSettings(base(`{}`, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Settings{PrometheusURL: "http://prom:9090", MaxConcurrentQueries: 8, DiscoverRuns: true, UserCountQuery: "sum(locust_users)",
+			RunGapSeconds: 120, AteletLagSeconds: 70, WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads",
+			WorkerContainer: "ateom", WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+			Kube: Kube{Access: "off"}, LiveFactsMaxAgeSeconds: 3600, CacheEntries: 256, MaxResponseBytes: 64 << 20}
+		if s != want {
+			t.Fatalf("defaults\n got %+v\nwant %+v", s, want)
+		}
+	})
+	t.Run("every key", func(t *testing.T) {
+		s, err := LoadSettings(base(`{"resultsStore": "gs://bucket/bench", "discoverRuns": false, "userCountQuery": "sum(users)",
+			"runGapSeconds": "300", "ateletLagSeconds": 90, "timeoutSeconds": 12, "maxConcurrentQueries": 3,
+			"workerPool": "p", "workerNamespace": "ns", "workerContainer": "c", "workerPodRegex": "w-.*",
+			"ateletNamespace": "an", "ateletContainer": "ac", "kubernetesAccess": "token", "kubernetesURL": "https://k8s:6443",
+			"liveFactsMaxAgeSeconds": 60, "cacheEntries": 0, "maxResponseBytes": 1048576}`,
+			map[string]string{"kubernetesToken": "tok", "kubernetesCACert": "PEM"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Settings{PrometheusURL: "http://prom:9090", Timeout: 12 * time.Second, MaxConcurrentQueries: 3, ResultsStore: "gs://bucket/bench",
+			UserCountQuery: "sum(users)", RunGapSeconds: 300, AteletLagSeconds: 90, WorkerPool: "p", WorkerNamespace: "ns",
+			WorkerContainer: "c", WorkerPodRegex: "w-.*", AteletNamespace: "an", AteletContainer: "ac",
+			Kube: Kube{Access: "token", URL: "https://k8s:6443", Token: "tok", CACert: "PEM"}, LiveFactsMaxAgeSeconds: 60,
+			CacheEntries: 0, MaxResponseBytes: 1 << 20}
+		if s != want {
+			t.Fatalf("\n got %+v\nwant %+v", s, want)
+		}
+	})
+	bad := []struct {
+		name, url, jd string
+		secure        map[string]string
+		want          error
+		says          string
+	}{
+		{"not json", "http://p", `{`, nil, ErrInvalidJSONData, ""},
+		{"no url", "", `{}`, nil, ErrMissingURL, ""},
+		{"ftp url", "ftp://p", `{}`, nil, ErrInvalidURL, ""},
+		{"url with credentials redacted", "ftp://user:pw@p/x", `{}`, nil, ErrInvalidURL, "ftp://p/x"},
+		{"store scheme", "http://p", `{"resultsStore": "http://bucket"}`, nil, ErrInvalidStoreURL, ""},
+		{"relative store", "http://p", `{"resultsStore": "results"}`, nil, ErrInvalidStoreURL, ""},
+		{"negative number", "http://p", `{"runGapSeconds": -1}`, nil, ErrInvalidNumber, "runGapSeconds"},
+		{"fraction", "http://p", `{"ateletLagSeconds": 1.5}`, nil, ErrInvalidNumber, "ateletLagSeconds"},
+		{"word", "http://p", `{"timeoutSeconds": "soon"}`, nil, ErrInvalidNumber, "timeoutSeconds"},
+		{"regex", "http://p", `{"workerPodRegex": "("}`, nil, ErrInvalidPodRegex, ""},
+		{"access", "http://p", `{"kubernetesAccess": "always"}`, nil, ErrInvalidKubeAccess, "always"},
+		{"kubeconfig without source", "http://p", `{"kubernetesAccess": "kubeconfig"}`, nil, ErrMissingKubeconfig, ""},
+		{"token without token", "http://p", `{"kubernetesAccess": "token", "kubernetesURL": "https://k"}`, nil, ErrMissingKubeToken, ""},
+		{"token bad url", "http://p", `{"kubernetesAccess": "token", "kubernetesURL": "k8s"}`, map[string]string{"kubernetesToken": "x"}, ErrMissingKubeToken, ""},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base(tc.jd, tc.secure)
+			s.URL = tc.url
+			_, err := LoadSettings(s)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if tc.says != "" && !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("error %q does not say %q", err, tc.says)
+			}
+			if strings.Contains(err.Error(), "pw") {
+				t.Fatalf("error leaks the password: %v", err)
+			}
+		})
+	}
+	// A pasted kubeconfig is enough for kubeconfig mode.
+	if _, err := LoadSettings(base(`{"kubernetesAccess": "kubeconfig"}`, map[string]string{"kubeconfig": "apiVersion: v1"})); err != nil {
+		t.Fatalf("pasted kubeconfig: %v", err)
+	}
+}
+
+// The SDK client applies basic auth, the bearer token and custom headers,
+// and the response limit bounds what one answer can make us read.
+func TestHTTPClient(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		_, _ = w.Write([]byte(strings.Repeat("x", 4096)))
+	}))
+	defer srv.Close()
+	s := backend.DataSourceInstanceSettings{URL: srv.URL, JSONData: json.RawMessage(`{"httpHeaderName1": "X-Scope-OrgID", "maxResponseBytes": 1024}`),
+		DecryptedSecureJSONData: map[string]string{"httpHeaderValue1": "tenant-a", "bearerToken": "tok"}}
+	cfg, err := LoadSettings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := HTTPClient(context.Background(), s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got.Get("X-Scope-OrgID") != "tenant-a" || got.Get("Authorization") != "Bearer tok" {
+		t.Fatalf("headers %v", got)
+	}
+	if readErr == nil {
+		t.Fatal("a 4 KiB answer passed a 1 KiB response limit")
+	}
+	s.BasicAuthEnabled, s.BasicAuthUser = true, "u"
+	s.DecryptedSecureJSONData = map[string]string{"basicAuthPassword": "p"}
+	c, _ = HTTPClient(context.Background(), s, cfg)
+	resp, err = c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if u, p, ok := (&http.Request{Header: got}).BasicAuth(); !ok || u != "u" || p != "p" {
+		t.Fatalf("basic auth %v %q %q", ok, u, p)
+	}
+}
+
+func TestRunRefAndVariables(t *testing.T) {
+	tests := []struct {
+		json string
+		want []string
+	}{
+		{`{}`, []string{"range"}},
+		{`{"run": null}`, []string{"range"}},
+		{`{"run": ""}`, []string{"range"}},
+		{`{"run": "latest"}`, []string{"latest"}},
+		{`{"run": ["a/1/b", "c/2/d", "a/1/b"]}`, []string{"a/1/b", "c/2/d"}},
+		{`{"run": "{a/1/b,c/2/d}"}`, []string{"a/1/b", "c/2/d"}},
+		{`{"run": ["{a/1/b,c/2/d}", "e/3/f"]}`, []string{"a/1/b", "c/2/d", "e/3/f"}},
+	}
+	for _, tc := range tests {
+		m, err := parseQuery(backend.DataQuery{RefID: "A", JSON: json.RawMessage(tc.json)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if got := m.Run.ids(); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: ids %v, want %v", tc.json, got, tc.want)
+		}
+	}
+	vars := map[string]string{"$run": "run", "${run}": "run", "${run:csv}": "run", "[[run]]": "run", "x-$tag-y": "tag", "a%24b/1/c": ""}
+	for s, want := range vars {
+		got, ok := unresolvedVariable(s)
+		if ok != (want != "") || got != want {
+			t.Errorf("unresolvedVariable(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+}
