@@ -10,7 +10,8 @@
 #      pods>, default 6:500 at a 10 s scrape), backfilled with promtool, one
 #      `density export` subprocess through a recording proxy: wall time,
 #      requests, answer bytes, peak RSS, most points per series asked in one
-#      range request (the benchmark fails above 11,000). LARGE= skips it.
+#      range request (the benchmark fails above 11,000); with the export's
+#      defaults and with --timeout 60s. LARGE= skips it.
 #      LARGE_VIA=tsdbgen writes the same size straight into TSDB blocks with
 #      tools/tsdbgen instead (scripts/bench-scale.sh), for when the
 #      OpenMetrics backfill is too slow.
@@ -82,18 +83,27 @@ status=${PIPESTATUS[0]}
 rm -rf "${OUT:?}/large-work"
 
 awk "$awk_lib"'
-/^BenchmarkExportLarge/ {
-  print ""
-  print "| large run | value |"
-  print "|---|---|"
-  printf "| OpenMetrics generated / promtool backfill | %.0f MiB in %.0f s / %.0f s |\n", field("om-MiB"), field("gen-s"), field("backfill-s")
-  printf "| export wall time | %.1f s |\n", field("export-wall-s")
-  printf "| export CPU | %.1f s |\n", field("export-cpu-s")
-  printf "| export peak RSS | %.0f MiB |\n", field("peak-rss-MiB")
-  printf "| Prometheus requests (range) | %d (%d) |\n", field("requests"), field("range-requests")
-  printf "| answer bytes total / largest | %.1f MiB / %.1f MiB |\n", field("resp-MiB"), field("max-resp-MiB")
-  printf "| most points per series in one range request | %d |\n", field("max-points")
-  printf "| refused (too many samples) / non-200 | %d / %d |\n", field("refused"), field("failed")
-  printf "| Prometheus CPU during the export / RSS after | %.1f s / %.0f MiB |\n", field("prom-cpu-s"), field("prom-rss-MiB")
+/^BenchmarkExportLarge\// {
+  split($1, a, "/"); v = a[2]; sub(/-[0-9]+$/, "", v); names[++n] = v
+  om = field("om-MiB"); gen = field("gen-s"); bf = field("backfill-s")
+  wall[n] = field("export-wall-s"); cpu[n] = field("export-cpu-s"); rss[n] = field("peak-rss-MiB")
+  req[n] = field("requests"); rng[n] = field("range-requests"); mib[n] = field("resp-MiB"); big[n] = field("max-resp-MiB")
+  pts[n] = field("max-points"); ref[n] = field("refused"); bad[n] = field("failed"); nul[n] = field("failed-read-notices")
+  pcpu[n] = field("prom-cpu-s"); prss[n] = field("prom-rss-MiB")
+}
+END {
+  if (n == 0) exit
+  printf "\nOpenMetrics generated: %.0f MiB in %.0f s; promtool backfill: %.0f s\n\n", om, gen, bf
+  printf "| large run |"; for (i = 1; i <= n; i++) printf " %s |", names[i]; print ""
+  printf "|---|"; for (i = 1; i <= n; i++) printf "---|"; print ""
+  printf "| export wall time (s) |"; for (i = 1; i <= n; i++) printf " %.1f |", wall[i]; print ""
+  printf "| export CPU (s) |"; for (i = 1; i <= n; i++) printf " %.1f |", cpu[i]; print ""
+  printf "| export peak RSS (MiB) |"; for (i = 1; i <= n; i++) printf " %.0f |", rss[i]; print ""
+  printf "| Prometheus requests (range) |"; for (i = 1; i <= n; i++) printf " %d (%d) |", req[i], rng[i]; print ""
+  printf "| answer MiB total / largest |"; for (i = 1; i <= n; i++) printf " %.1f / %.1f |", mib[i], big[i]; print ""
+  printf "| most points per series in one range request |"; for (i = 1; i <= n; i++) printf " %d |", pts[i]; print ""
+  printf "| refused (too many samples) / non-200 answers |"; for (i = 1; i <= n; i++) printf " %d / %d |", ref[i], bad[i]; print ""
+  printf "| failed-read notices (null fields) |"; for (i = 1; i <= n; i++) printf " %d |", nul[i]; print ""
+  printf "| Prometheus CPU during the export (s) / RSS after (MiB) |"; for (i = 1; i <= n; i++) printf " %.1f / %.0f |", pcpu[i], prss[i]; print ""
 }' "$OUT/large.txt" | tee "$OUT/large.md"
 exit "$status"

@@ -12,7 +12,9 @@
 #   EXPORT_ARGS="--timeout 60s"      extra `density export` flags
 #   KEEP=1                          keep WORK (blocks, logs) afterwards
 #   REUSE=1                         reuse WORK's generated block if present
-# Output: WORK/report.md (also printed). Exit 1 when a check fails.
+#                                   (e.g. a second export with other flags)
+#   REPORT=WORK/report.md           where the table goes
+# Output: REPORT (also printed). Exit 1 when a check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,6 +25,7 @@ HOURS=${HOURS:-24}
 STEP=${STEP:-10}
 RESTARTS=${RESTARTS:-20}
 WORK=${WORK:-/tmp/density-bench-scale}
+REPORT=${REPORT:-$WORK/report.md}
 EXPORT_ARGS=${EXPORT_ARGS:-}
 PROM=${PROMETHEUS_BIN:-/usr/bin/prometheus}
 
@@ -87,6 +90,6 @@ echo "bench-scale: density export --start $start --end $end $EXPORT_ARGS"
 sed -n '1,40p' "$WORK/export.log"
 
 status=0
-"$tsdbgen" report --dir "$WORK" | tee "$WORK/report.md" || status=$?
-echo "bench-scale: report in $WORK/report.md"
+"$tsdbgen" report --dir "$WORK" | tee "$REPORT" || status=$?
+echo "bench-scale: report in $REPORT"
 exit $status

@@ -8,11 +8,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,8 +279,9 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 	}
 	defer f.Close()
 	pr, pw := io.Pipe()
+	series := map[string]struct{}{}
 	go func() {
-		pw.CloseWithError(convertOMToPromMillis(f, pw))
+		pw.CloseWithError(convertOMToPromMillis(f, pw, series))
 	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/import/prometheus", pr)
 	if err != nil {
@@ -292,26 +296,72 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("importing %s into VictoriaMetrics: %s: %s", omFile, resp.Status, body)
 	}
-	freq, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/internal/force_flush", nil)
+	// The import answers before every new series is searchable (ingestion
+	// and the series index are asynchronous, slower on a loaded machine):
+	// flush and poll until VictoriaMetrics sees every series of the file.
+	for {
+		if err := s.vmFlush(ctx); err != nil {
+			return err
+		}
+		n, err := s.vmSeriesCount(ctx)
+		if err != nil {
+			return err
+		}
+		if n >= len(series) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("VictoriaMetrics shows %d of %d imported series: %w", n, len(series), ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) vmFlush(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/internal/force_flush", nil)
 	if err != nil {
 		return fmt.Errorf("building flush request: %w", err)
 	}
-	fresp, err := http.DefaultClient.Do(freq)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("flushing VictoriaMetrics: %w", err)
 	}
-	io.Copy(io.Discard, fresp.Body)
-	fresp.Body.Close()
-	if fresp.StatusCode/100 != 2 {
-		return fmt.Errorf("flushing VictoriaMetrics: %s", fresp.Status)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("flushing VictoriaMetrics: %s", resp.Status)
 	}
 	return nil
+}
+
+// vmSeriesCount is the number of series VictoriaMetrics can find over all
+// time (start=1: VictoriaMetrics reads start=0 as "not given", the last day).
+func (s *Server) vmSeriesCount(ctx context.Context) (int, error) {
+	q := url.Values{"match[]": {`{__name__=~".+"}`}, "start": {"1"}, "end": {strconv.FormatInt(time.Now().Unix()+86400, 10)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/series?"+q.Encode(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("building series request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("listing VictoriaMetrics series: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, fmt.Errorf("decoding VictoriaMetrics series: %w", err)
+	}
+	return len(body.Data), nil
 }
 
 // convertOMToPromMillis rewrites OpenMetrics sample lines `name{..} v ts`
 // (ts in seconds, possibly fractional) into Prometheus text lines with
 // millisecond timestamps, dropping comments and # EOF.
-func convertOMToPromMillis(r io.Reader, w io.Writer) error {
+// It records each distinct series (the text before the value) in series.
+func convertOMToPromMillis(r io.Reader, w io.Writer, series map[string]struct{}) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -327,6 +377,13 @@ func convertOMToPromMillis(r io.Reader, w io.Writer) error {
 		ts, err := strconv.ParseFloat(string(line[i+1:]), 64)
 		if err != nil {
 			return fmt.Errorf("bad timestamp in %q: %w", line, err)
+		}
+		// VictoriaMetrics drops NaN samples, so only a finite sample makes a
+		// series it will show.
+		if j := bytes.LastIndexByte(line[:i], ' '); j > 0 {
+			if v, err := strconv.ParseFloat(string(line[j+1:i]), 64); err == nil && !math.IsNaN(v) {
+				series[string(line[:j])] = struct{}{}
+			}
 		}
 		ms := int64(ts * 1000) // the same conversion Prometheus's OpenMetrics parser does
 		bw.Write(line[:i+1])

@@ -70,11 +70,31 @@ func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) bloc
 	})
 	r, ok := v.(blockResult)
 	if !ok {
-		// The waited-for computation was cancelled with its caller.
-		return blockResult{value: nil, notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
+		// This caller's context ended while it waited for another panel's
+		// read: an empty block (every field null) with the reason.
+		return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
 	}
 	r.cached = hit
 	return r
+}
+
+// emptyBlock is a block with nothing measured.
+func emptyBlock(block string) any {
+	switch block {
+	case harvest.BlockPacking:
+		return harvest.Packing{}
+	case harvest.BlockNodePSI, harvest.BlockPodPSI:
+		return harvest.PSI{}
+	case harvest.BlockSnapshots:
+		return harvest.Snapshots{}
+	case harvest.BlockActiveActors:
+		return harvest.ActiveActors{}
+	case harvest.BlockWorkingSet:
+		return harvest.WorkingSet{}
+	case harvest.BlockOOM:
+		return harvest.OOM{}
+	}
+	panic("unknown block " + block)
 }
 
 // harvestBlock reads one block with the engine's own per-block function.

@@ -22,12 +22,12 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,7 +45,6 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	sdkdashboard "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
 	"sigs.k8s.io/yaml"
@@ -1420,21 +1419,10 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource) *smokeEnv {
 	}
 	e.pc = backend.PluginContext{OrgID: 1, PluginID: dashPluginID, DataSourceInstanceSettings: &s}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	factory := func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-		return newDatasource(ctx, s, func() time.Time { return now })
-	}
-	tp, err := datasourcetest.Manage(factory, datasourcetest.ManageOpts{Address: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tp.Shutdown() })
-	e.client = tp.Client
+	// The SDK registers its gRPC metrics globally, so the test binary has
+	// one plugin server (env_test.go); this instance gets its clock there.
+	clocks.Store(s.UID, now)
+	e.client = pluginClient
 	return e
 }
 
@@ -1707,8 +1695,9 @@ func TestDashboardsSmoke(t *testing.T) {
 			if p.Type == "row" || p.Type == "text" {
 				continue
 			}
-			res := panelResult{dash: d.UID, id: p.ID, title: p.Title, kind: p.Type}
+			res := panelResult{dash: d.UID, id: p.ID, title: p.Title, kind: p.Type, err: "not run (-run filter)"}
 			t.Run(fmt.Sprintf("%s/%d %s", d.UID, p.ID, p.Title), func(t *testing.T) {
+				res.err = ""
 				defer func() {
 					if t.Failed() && res.err == "" {
 						res.err = "see test log"
@@ -1847,16 +1836,29 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 	}
 	res.fields = len(fields)
 
-	// Units: where the frame carries a unit, the panel's effective unit
-	// (override, else default) is the same: a dashboard never relabels a
-	// number.
+	// Units. Grafana renders a field in the override's unit, else the
+	// frame's, else the panel default's. A frame's real unit is never
+	// relabelled, and the panel's declared unit is what is rendered (a
+	// frame's "none" beats a panel default: ratios would show raw).
 	if p.Type != "table" {
 		for _, s := range fields {
-			if !isNumberField(s.f) || s.f.Config == nil || s.f.Config.Unit == "" {
+			if !isNumberField(s.f) {
 				continue
 			}
-			if u := effectiveUnit(fc, displayName(s.f, s.fr, frames)); u != "" && u != s.f.Config.Unit {
-				t.Errorf("field %q: the frame's unit is %q, the panel says %q", displayName(s.f, s.fr, frames), s.f.Config.Unit, u)
+			name := displayName(s.f, s.fr, frames)
+			dsUnit := ""
+			if s.f.Config != nil {
+				dsUnit = s.f.Config.Unit
+			}
+			rendered, overridden := overrideUnit(fc, name)
+			if !overridden {
+				rendered = cmp.Or(dsUnit, fc.Defaults.Unit)
+			}
+			if dsUnit != "" && dsUnit != "none" && rendered != dsUnit {
+				t.Errorf("field %q: the frame's unit is %q, the panel renders %q", name, dsUnit, rendered)
+			}
+			if fc.Defaults.Unit != "" && fc.Defaults.Unit != "none" && rendered != fc.Defaults.Unit && !overridden {
+				t.Errorf("field %q: the panel declares %q but renders the frame's %q (add an override)", name, fc.Defaults.Unit, rendered)
 			}
 		}
 	}
@@ -1923,10 +1925,9 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 	e.checkLinks(t, p, fc, frames, vars, dashes)
 }
 
-// effectiveUnit is the panel's unit for a field: the last matching
-// override's, else the default.
-func effectiveUnit(fc dashFieldConfig, name string) string {
-	u := fc.Defaults.Unit
+// overrideUnit is the unit the panel's last matching override sets.
+func overrideUnit(fc dashFieldConfig, name string) (string, bool) {
+	u, ok := "", false
 	for _, o := range fc.Overrides {
 		match := o.Matcher.ID == "byName" && o.Matcher.Options == name
 		if o.Matcher.ID == "byRegexp" {
@@ -1938,11 +1939,11 @@ func effectiveUnit(fc dashFieldConfig, name string) string {
 		}
 		for _, prop := range o.Properties {
 			if prop.ID == "unit" {
-				_ = json.Unmarshal(prop.Value, &u)
+				ok = json.Unmarshal(prop.Value, &u) == nil
 			}
 		}
 	}
-	return u
+	return u, ok
 }
 
 // checkAllKeys compares the all-keys summary table with the export's own

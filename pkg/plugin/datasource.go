@@ -161,7 +161,9 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	)
 	for _, q := range req.Queries {
 		wg.Go(func() {
+			start := time.Now()
 			resp := d.queryOne(ctx, req, q)
+			logQuery(ctx, q, resp, time.Since(start))
 			mu.Lock()
 			out.Responses[q.RefID] = resp
 			mu.Unlock()
@@ -169,6 +171,18 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// logQuery logs each answer with the request's context (Grafana's
+// trace and user attributes); failures at warn level.
+func logQuery(ctx context.Context, q backend.DataQuery, resp backend.DataResponse, took time.Duration) {
+	logger := log.DefaultLogger.FromContext(ctx)
+	if resp.Error != nil {
+		logger.Warn("query failed", "refId", q.RefID, "queryType", q.QueryType, "status", int(resp.Status),
+			"source", string(resp.ErrorSource), "error", resp.Error.Error(), "duration", took)
+		return
+	}
+	logger.Debug("query answered", "refId", q.RefID, "queryType", q.QueryType, "frames", len(resp.Frames), "duration", took)
 }
 
 func (d *Datasource) queryOne(ctx context.Context, req *backend.QueryDataRequest, q backend.DataQuery) (resp backend.DataResponse) {

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -260,5 +259,3 @@ func TestLiveClusterFactsForRecentRuns(t *testing.T) {
 		t.Errorf("an old run's facts read the cluster")
 	}
 }
-
-var _ = context.Background

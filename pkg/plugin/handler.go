@@ -85,3 +85,19 @@ func oneOf(key string, v *string, def string, allowed ...string) error {
 	}
 	return badRequest("%s %q is not one of %v", key, *v, allowed)
 }
+
+// overRuns is the common shape of the list-type query types (runs,
+// annotations, frontier, summary): parse the query, then hand the runs it
+// covers (every catalogued run starting in the range, or the named runs)
+// and the catalogs' problems to f.
+func (d *Datasource) overRuns(ctx context.Context, q backend.DataQuery, f func(entries []runs.Entry, problems []string) backend.DataResponse) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	entries, problems, err := d.listRuns(ctx, m, q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	return f(entries, problems)
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/runs"
 )
 
 // handleAnnotations answers `annotations`: for each run of the dashboard
@@ -16,60 +18,54 @@ import (
 // annotation frame convention (time, timeEnd, title, text, tags with
 // comma-separated tags).
 func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	entries, problems, err := d.listRuns(ctx, m, q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	var (
-		ts, te            []time.Time
-		title, text, tags []string
-	)
-	add := func(from, to int64, ti, tx string, tg ...string) {
-		ts = append(ts, time.Unix(from, 0).UTC())
-		te = append(te, time.Unix(to, 0).UTC())
-		title, text = append(title, ti), append(text, tx)
-		var kept []string
-		for _, t := range tg {
-			if t != "" {
-				kept = append(kept, t)
+	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
+		var (
+			ts, te            []time.Time
+			title, text, tags []string
+		)
+		add := func(from, to int64, ti, tx string, tg ...string) {
+			ts = append(ts, time.Unix(from, 0).UTC())
+			te = append(te, time.Unix(to, 0).UTC())
+			title, text = append(title, ti), append(text, tx)
+			var kept []string
+			for _, t := range tg {
+				if t != "" {
+					kept = append(kept, t)
+				}
+			}
+			tags = append(tags, strings.Join(kept, ","))
+		}
+		// Oldest first: the order Grafana draws them in does not matter, but a
+		// stable one keeps responses comparable.
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			name := runLabel(e)
+			end := e.End
+			if !e.EndKnown {
+				end = e.Start
+			}
+			add(e.Start, end, name, "run "+e.ID+" ("+e.WindowFrom+")", "run", e.TestName)
+			if e.EndKnown {
+				why := "steady window from the user count"
+				if !e.SteadyFromSamples {
+					why = "steady window = run window: " + e.SteadyWhy
+				}
+				add(e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
 			}
 		}
-		tags = append(tags, strings.Join(kept, ","))
-	}
-	// Oldest first: the order Grafana draws them in does not matter, but a
-	// stable one keeps responses comparable.
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		name := runLabel(e)
-		end := e.End
-		if !e.EndKnown {
-			end = e.Start
-		}
-		add(e.Start, end, name, "run "+e.ID+" ("+e.WindowFrom+")", "run", e.TestName)
-		if e.EndKnown {
-			why := "steady window from the user count"
-			if !e.SteadyFromSamples {
-				why = "steady window = run window: " + e.SteadyWhy
+		frame := data.NewFrame("annotations",
+			data.NewField("time", nil, ts),
+			data.NewField("timeEnd", nil, te),
+			data.NewField("title", nil, title),
+			data.NewField("text", nil, text),
+			data.NewField("tags", nil, tags),
+		)
+		if len(problems) > 0 {
+			frame.Meta = &data.FrameMeta{}
+			for _, p := range problems {
+				frame.Meta.Notices = append(frame.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
 			}
-			add(e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
 		}
-	}
-	frame := data.NewFrame("annotations",
-		data.NewField("time", nil, ts),
-		data.NewField("timeEnd", nil, te),
-		data.NewField("title", nil, title),
-		data.NewField("text", nil, text),
-		data.NewField("tags", nil, tags),
-	)
-	if len(problems) > 0 {
-		frame.Meta = &data.FrameMeta{}
-		for _, p := range problems {
-			frame.Meta.Notices = append(frame.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
-		}
-	}
-	return backend.DataResponse{Frames: data.Frames{frame}}
+		return backend.DataResponse{Frames: data.Frames{frame}}
+	})
 }

@@ -20,78 +20,72 @@ import (
 // Failure-ratio columns are the union over the runs (null where a run has
 // no such operation).
 func (d *Datasource) handleFrontier(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	entries, problems, err := d.listRuns(ctx, m, q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	rows := make([]trialRow, len(entries))
-	for i, e := range entries {
-		rows[i] = d.trialSummary(ctx, e)
-	}
-	keys := append([]string(nil), frontierKeys...)
-	for _, r := range rows {
-		for _, k := range r.keys {
-			if strings.HasSuffix(k, "_failure_ratio") && !slices.Contains(keys, k) {
-				keys = append(keys, k)
+	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
+		rows := make([]trialRow, len(entries))
+		for i, e := range entries {
+			rows[i] = d.trialSummary(ctx, e)
+		}
+		keys := append([]string(nil), frontierKeys...)
+		for _, r := range rows {
+			for _, k := range r.keys {
+				if strings.HasSuffix(k, "_failure_ratio") && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
 			}
 		}
-	}
-	frame, notices := runTable("frontier", entries, rows, keys)
-	notes := []string{frontierCaveat}
-	notes = append(notes, problems...)
-	for _, r := range rows {
-		notes = append(notes, r.notices...)
-	}
-	setMeta([]*data.Frame{frame}, nil, noticesMeta(notes, notices))
-	return backend.DataResponse{Frames: data.Frames{frame}}
+		cols, notices := trialColumns(entries, rows, keys, "")
+		frame := data.NewFrame("frontier", append(runColumns(entries), cols...)...)
+		notes := []string{frontierCaveat}
+		notes = append(notes, problems...)
+		for _, r := range rows {
+			notes = append(notes, r.notices...)
+		}
+		setMeta([]*data.Frame{frame}, nil, noticesMeta(notes, notices))
+		return backend.DataResponse{Frames: data.Frames{frame}}
+	})
 }
 
-// runTable is one row per run: id, start, then keys from each run's trial
-// row (columns typed by trialFields' rule).
-func runTable(name string, entries []runs.Entry, rows []trialRow, keys []string) (*data.Frame, []harvest.Notice) {
+// runColumns are the id and start columns of a table with one row per run.
+func runColumns(entries []runs.Entry) []*data.Field {
 	ids := make([]string, len(entries))
 	starts := make([]time.Time, len(entries))
 	for i, e := range entries {
 		ids[i], starts[i] = e.ID, time.Unix(e.Start, 0).UTC()
 	}
-	fields := []*data.Field{
+	return []*data.Field{
 		configured(data.NewField("id", nil, ids), "Run", ""),
 		configured(data.NewField("start", nil, starts), "Start", ""),
 	}
-	var notices []harvest.Notice
-	cols := make([][]*data.Field, len(rows))
-	for i, r := range rows {
-		var ns []harvest.Notice
-		cols[i], ns = trialFields(r, keys, "")
-		for _, n := range ns {
-			n.Reason = entries[i].ID + ": " + n.Reason
-			notices = append(notices, n)
-		}
-	}
-	for j, k := range keys {
-		var f *data.Field
+}
+
+// trialColumns are one column per trial key, one row per run: text keys
+// as strings, the others as numbers (a value that does not parse is null
+// with a notice, never a string in a number column). label prefixes the
+// display names (multi-run per-run queries).
+func trialColumns(entries []runs.Entry, rows []trialRow, keys []string, label string) ([]*data.Field, []harvest.Notice) {
+	var (
+		out     []*data.Field
+		notices []harvest.Notice
+	)
+	for _, k := range keys {
+		display := withPrefix(label, strings.ReplaceAll(k, "_", " "))
 		if isTextKey(k) {
 			v := make([]*string, len(rows))
-			for i := range rows {
-				v[i] = cols[i][j].At(0).(*string)
+			for i, r := range rows {
+				v[i] = r.values[k]
 			}
-			f = data.NewField(k, nil, v)
-		} else {
-			v := make([]*float64, len(rows))
-			for i := range rows {
-				v[i] = cols[i][j].At(0).(*float64)
+			out = append(out, configured(data.NewField(k, nil, v), display, ""))
+			continue
+		}
+		v := make([]*float64, len(rows))
+		for i, r := range rows {
+			n, err := number(r.values[k])
+			if err != nil {
+				notices = append(notices, harvest.Notice{Field: k, Reason: entries[i].ID + ": null: " + err.Error()})
 			}
-			f = data.NewField(k, nil, v)
+			v[i] = n
 		}
-		unit := unitNone
-		if isTextKey(k) {
-			unit = ""
-		}
-		fields = append(fields, configured(f, strings.ReplaceAll(k, "_", " "), unit))
+		out = append(out, configured(data.NewField(k, nil, v), display, unitNone))
 	}
-	return data.NewFrame(name, fields...), notices
+	return out, notices
 }

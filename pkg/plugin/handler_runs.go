@@ -15,27 +15,21 @@ import (
 // testName and tag). It doubles as the variable query: the frontend takes
 // value = id and text = `<test_name> <tag> <start time>`.
 func (d *Datasource) handleRuns(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	entries, problems, err := d.listRuns(ctx, m, q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	frame := runsFrame(entries)
-	var notes []data.Notice
-	for _, p := range problems {
-		notes = append(notes, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
-	}
-	if len(entries) == 0 {
-		notes = append(notes, data.Notice{Severity: data.NoticeSeverityInfo, Text: d.noRunsHint()})
-	}
-	frame.Meta = &data.FrameMeta{Notices: notes}
-	if d.catalogs.Discovery != nil && d.settings.DiscoverRuns {
-		frame.Meta.ExecutedQueryString = d.catalogs.Discovery.Query()
-	}
-	return backend.DataResponse{Frames: data.Frames{frame}}
+	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
+		frame := runsFrame(entries)
+		var notes []data.Notice
+		for _, p := range problems {
+			notes = append(notes, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
+		}
+		if len(entries) == 0 {
+			notes = append(notes, data.Notice{Severity: data.NoticeSeverityInfo, Text: d.noRunsHint()})
+		}
+		frame.Meta = &data.FrameMeta{Notices: notes}
+		if d.catalogs.Discovery != nil && d.settings.DiscoverRuns {
+			frame.Meta.ExecutedQueryString = d.catalogs.Discovery.Query()
+		}
+		return backend.DataResponse{Frames: data.Frames{frame}}
+	})
 }
 
 // noRunsHint says where runs come from when none was found.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -56,98 +55,82 @@ func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Resu
 // (text facts as strings), to compare runs side by side. With run range:
 // every catalogued run starting in the dashboard range.
 func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	if err := d.needPrometheus(); err != nil {
-		return errorResponse(err)
-	}
-	entries, problems, err := d.listRuns(ctx, m, q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	type runSummary struct {
-		server  artifact.Object
-		trial   trialRow
-		notices []harvest.Notice
-		queries []string
-		notes   []string
-	}
-	out := make([]runSummary, len(entries))
-	sem := make(chan struct{}, summaryParallelRuns)
-	var wg sync.WaitGroup
-	now := d.now().Unix()
-	for i, e := range entries {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
-			if e.EndKnown {
-				r := d.fullResult(ctx, e)
-				rs.server, rs.notices, rs.queries = artifact.ServerSummaryMeasurements(r), r.Notices, r.Queries
-			} else {
-				rs.server = artifact.ServerSummaryMeasurements(&harvest.Result{})
-				rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
-			}
-			out[i] = rs
-		})
-	}
-	wg.Wait()
+	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
+		if err := d.needPrometheus(); err != nil {
+			return errorResponse(err)
+		}
+		type runSummary struct {
+			server  artifact.Object
+			trial   trialRow
+			notices []harvest.Notice
+			queries []string
+			notes   []string
+		}
+		out := make([]runSummary, len(entries))
+		sem := make(chan struct{}, summaryParallelRuns)
+		var wg sync.WaitGroup
+		now := d.now().Unix()
+		for i, e := range entries {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
+				if e.EndKnown {
+					r := d.fullResult(ctx, e)
+					rs.server, rs.notices, rs.queries = artifact.ServerSummaryMeasurements(r), r.Notices, r.Queries
+				} else {
+					rs.server = artifact.ServerSummaryMeasurements(&harvest.Result{})
+					rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
+				}
+				out[i] = rs
+			})
+		}
+		wg.Wait()
 
-	ids := make([]string, len(entries))
-	starts := make([]time.Time, len(entries))
-	for i, e := range entries {
-		ids[i], starts[i] = e.ID, time.Unix(e.Start, 0).UTC()
-	}
-	fields := []*data.Field{
-		configured(data.NewField("id", nil, ids), "Run", ""),
-		configured(data.NewField("start", nil, starts), "Start", ""),
-	}
-	serverKeys := artifact.ServerSummaryMeasurements(&harvest.Result{}).Keys()
-	for j, k := range serverKeys {
-		v := make([]*float64, len(entries))
-		for i := range out {
-			if s, ok := out[i].server[j].Value.(string); ok {
-				if f, err := strconv.ParseFloat(s, 64); err == nil {
-					v[i] = &f
+		fields := runColumns(entries)
+		serverKeys := artifact.ServerSummaryMeasurements(&harvest.Result{}).Keys()
+		for j, k := range serverKeys {
+			v := make([]*float64, len(entries))
+			for i := range out {
+				if s, ok := out[i].server[j].Value.(string); ok {
+					if f, err := strconv.ParseFloat(s, 64); err == nil {
+						v[i] = &f
+					}
+				}
+			}
+			fields = append(fields, configured(data.NewField(k, nil, v), k, ""))
+		}
+		var trialKeys []string
+		rows := make([]trialRow, len(out))
+		for i, rs := range out {
+			rows[i] = rs.trial
+			for _, k := range rs.trial.keys {
+				if !slices.Contains(trialKeys, k) {
+					trialKeys = append(trialKeys, k)
 				}
 			}
 		}
-		fields = append(fields, configured(data.NewField(k, nil, v), k, ""))
-	}
-	var trialKeys []string
-	rows := make([]trialRow, len(out))
-	for i, rs := range out {
-		rows[i] = rs.trial
-		for _, k := range rs.trial.keys {
-			if !slices.Contains(trialKeys, k) {
-				trialKeys = append(trialKeys, k)
-			}
-		}
-	}
-	if len(trialKeys) > 0 {
-		tf, tn := runTable("", entries, rows, trialKeys)
-		fields = append(fields, tf.Fields[2:]...)
+		tf, tn := trialColumns(entries, rows, trialKeys, "")
+		fields = append(fields, tf...)
 		out = append(out, runSummary{notices: tn})
-	}
-	frame := data.NewFrame("summary", fields...)
-	var (
-		queries []string
-		notices []harvest.Notice
-		notes   = append([]string{frontierCaveat}, problems...)
-	)
-	for i, rs := range out {
-		queries = append(queries, rs.queries...)
-		for _, n := range rs.notices {
-			if i < len(entries) && len(entries) > 1 {
-				n.Reason = entries[i].ID + ": " + n.Reason
+		frame := data.NewFrame("summary", fields...)
+		var (
+			queries []string
+			notices []harvest.Notice
+			notes   = append([]string{frontierCaveat}, problems...)
+		)
+		for i, rs := range out {
+			queries = append(queries, rs.queries...)
+			for _, n := range rs.notices {
+				if i < len(entries) && len(entries) > 1 {
+					n.Reason = entries[i].ID + ": " + n.Reason
+				}
+				notices = append(notices, n)
 			}
-			notices = append(notices, n)
+			notes = append(notes, rs.notes...)
+			notes = append(notes, rs.trial.notices...)
 		}
-		notes = append(notes, rs.notes...)
-		notes = append(notes, rs.trial.notices...)
-	}
-	setMeta([]*data.Frame{frame}, queries, noticesMeta(notes, notices))
-	return backend.DataResponse{Frames: data.Frames{frame}}
+		setMeta([]*data.Frame{frame}, queries, noticesMeta(notes, notices))
+		return backend.DataResponse{Frames: data.Frames{frame}}
+	})
 }

@@ -115,22 +115,31 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
-// listDirs returns the names of the "directories" directly under prefix.
-func (s *Store) listDirs(ctx context.Context, prefix string) ([]string, error) {
+// list returns what lies directly under prefix: the "directories" (names
+// without the trailing "/") and the objects.
+func (s *Store) list(ctx context.Context, prefix string) (dirs []string, files []File, err error) {
 	it := s.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
-	var out []string
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
-			return out, nil
+			return dirs, files, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
+			return nil, nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
 		}
+		name := strings.TrimPrefix(obj.Key, prefix)
 		if obj.IsDir {
-			out = append(out, strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"))
+			dirs = append(dirs, strings.TrimSuffix(name, "/"))
+		} else {
+			files = append(files, File{Name: name, Size: obj.Size})
 		}
 	}
+}
+
+// listDirs returns the names of the "directories" directly under prefix.
+func (s *Store) listDirs(ctx context.Context, prefix string) ([]string, error) {
+	dirs, _, err := s.list(ctx, prefix)
+	return dirs, err
 }
 
 // Tests lists the test names, sorted (names that are not valid segments
@@ -398,7 +407,7 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 			SteadyStart: r.ts, SteadyEnd: r.ts, StorePath: r.prefix},
 		Source: SourceStore,
 	}
-	files, err := s.files(ctx, r.prefix)
+	_, files, err := s.list(ctx, r.prefix)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -509,24 +518,6 @@ func peakOf(h *History) *float64 {
 		return st.Peak
 	}
 	return nil
-}
-
-// files lists the objects directly under a run prefix.
-func (s *Store) files(ctx context.Context, prefix string) ([]File, error) {
-	it := s.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
-	var out []File
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
-		}
-		if !obj.IsDir {
-			out = append(out, File{Name: strings.TrimPrefix(obj.Key, prefix), Size: obj.Size})
-		}
-	}
 }
 
 // ReadFile reads one file of a stored run, at most limit bytes (an error

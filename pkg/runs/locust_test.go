@@ -255,6 +255,8 @@ func TestReadStatus(t *testing.T) {
 		{`{"locust_exit_code": 1, "stats_generated": false}`, Status{i(1), b(false)}, false},
 		{`{"locust_exit_code": 1.5, "stats_generated": 1}`, Status{nil, nil}, false},
 		{`{"stats_generated": "true"}`, Status{nil, nil}, false},
+		{`{"locust_exit_code": null, "stats_generated": null}`, Status{nil, nil}, false},
+		{`{"locust_exit_code": -0, "stats_generated": false}`, Status{i(0), b(false)}, false},
 		{`{"stats_generated": true, "stats_generated": false}`, Status{nil, b(false)}, false},
 		{`{}`, Status{}, false},
 		{`[]`, Status{}, true},

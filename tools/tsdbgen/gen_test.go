@@ -33,7 +33,7 @@ func smallParams() Params {
 func TestGenerateBlock(t *testing.T) {
 	dir := t.TempDir()
 	p := smallParams()
-	tr, err := Generate(context.Background(), p, dir, 2)
+	tr, err := Generate(context.Background(), p, dir, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +141,11 @@ func TestGenerateBlock(t *testing.T) {
 // whatever the number of workers (series are generated independently).
 func TestGenerateDeterministic(t *testing.T) {
 	p := smallParams()
-	a, err := Generate(context.Background(), p, t.TempDir(), 1)
+	a, err := Generate(context.Background(), p, t.TempDir(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Generate(context.Background(), p, t.TempDir(), 3)
+	b, err := Generate(context.Background(), p, t.TempDir(), 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

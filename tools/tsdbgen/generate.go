@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 )
 
 // Truth is what the export must find in the generated data (truth.json).
@@ -76,7 +78,7 @@ func cmdGenerate(ctx context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	tr, err := Generate(ctx, p, *out, *workers)
+	tr, err := Generate(ctx, p, *out, *workers, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -86,8 +88,9 @@ func cmdGenerate(ctx context.Context, args []string) error {
 	return nil
 }
 
-// Generate writes the TSDB block, the Locust files and truth.json under dir.
-func Generate(ctx context.Context, p Params, dir string, workers int) (*Truth, error) {
+// Generate writes the TSDB block, the Locust files and truth.json under dir,
+// reporting progress to progress (may be nil).
+func Generate(ctx context.Context, p Params, dir string, workers int, progress io.Writer) (*Truth, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -104,9 +107,9 @@ func Generate(ctx context.Context, p Params, dir string, workers int) (*Truth, e
 	// the chunk range must exceed twice the window.
 	span := (w.telTo + p.shift() + 2*p.StepS - w.telFrom) * 1000
 	blockSize := int64(math.Ceil(float64(2*span+1)/3.6e6)) * 3600 * 1000
-	bw, err := tsdb.NewBlockWriter(log.NewNopLogger(), data, blockSize)
+	bw, err := newBlockWriter(data, dir, blockSize)
 	if err != nil {
-		return nil, fmt.Errorf("opening the block writer: %w", err)
+		return nil, err
 	}
 	defer bw.Close()
 
@@ -119,6 +122,7 @@ func Generate(ctx context.Context, p Params, dir string, workers int) (*Truth, e
 		wg       sync.WaitGroup
 		memG     float64
 		memE     float64
+		done     int
 	)
 	for range max(workers, 1) {
 		wg.Go(func() {
@@ -145,6 +149,10 @@ func Generate(ctx context.Context, p Params, dir string, workers int) (*Truth, e
 				memG += e.truth.memGrowth
 				memE += e.truth.memEnd
 				tr.MemRestartedSeries += e.truth.memRestarted
+				done++
+				if progress != nil && done%max(1, (p.Nodes+1)/10) == 0 {
+					fmt.Fprintf(progress, "tsdbgen: %d/%d jobs, %d samples, %.0f s\n", done, p.Nodes+1, tr.Samples, time.Since(t0).Seconds())
+				}
 				mu.Unlock()
 			}
 		})
@@ -170,7 +178,7 @@ func Generate(ctx context.Context, p Params, dir string, workers int) (*Truth, e
 	tr.CheckpointsCumulative = int64(math.Round(memE))
 	tr.GenSeconds = time.Since(t0).Seconds()
 	t1 := time.Now()
-	if _, err := bw.Flush(ctx); err != nil {
+	if err := bw.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("writing the block: %w", err)
 	}
 	tr.FlushSecs = time.Since(t1).Seconds()
@@ -232,4 +240,58 @@ func writeLocust(w *world, dir string) error {
 		return fmt.Errorf("writing stats.csv: %w", err)
 	}
 	return nil
+}
+
+// blockWriter is tsdb.BlockWriter with isolation switched off. The
+// library's writer keeps isolation on, and then every appended sample adds
+// its append id to its series' transaction ring until the series' next
+// commit; each series here is committed once, whole, so the rings never
+// shrink (about 8 bytes per sample: 10 GB for the full scale run).
+type blockWriter struct {
+	dir      string
+	chunkDir string
+	head     *tsdb.Head
+	size     int64
+}
+
+// newBlockWriter writes the block into dir; the head's chunks live in a
+// temporary directory under tmpRoot meanwhile.
+func newBlockWriter(dir, tmpRoot string, blockSize int64) (*blockWriter, error) {
+	chunkDir, err := os.MkdirTemp(tmpRoot, "head")
+	if err != nil {
+		return nil, fmt.Errorf("creating the head chunk directory: %w", err)
+	}
+	opts := tsdb.DefaultHeadOptions()
+	opts.ChunkRange = blockSize
+	opts.ChunkDirRoot = chunkDir
+	opts.IsolationDisabled = true
+	h, err := tsdb.NewHead(nil, log.NewNopLogger(), nil, nil, opts, tsdb.NewHeadStats())
+	if err != nil {
+		os.RemoveAll(chunkDir)
+		return nil, fmt.Errorf("creating the head: %w", err)
+	}
+	if err := h.Init(math.MinInt64); err != nil {
+		os.RemoveAll(chunkDir)
+		return nil, fmt.Errorf("initialising the head: %w", err)
+	}
+	return &blockWriter{dir: dir, chunkDir: chunkDir, head: h, size: blockSize}, nil
+}
+
+func (w *blockWriter) Appender(ctx context.Context) storage.Appender { return w.head.Appender(ctx) }
+
+// Flush writes the head as one block (intervals are half-open, hence +1).
+func (w *blockWriter) Flush(ctx context.Context) error {
+	c, err := tsdb.NewLeveledCompactor(ctx, nil, log.NewNopLogger(), []int64{w.size}, chunkenc.NewPool(), nil)
+	if err != nil {
+		return fmt.Errorf("creating the compactor: %w", err)
+	}
+	if _, err := c.Write(w.dir, w.head, w.head.MinTime(), w.head.MaxTime()+1, nil); err != nil {
+		return fmt.Errorf("writing the block: %w", err)
+	}
+	return nil
+}
+
+func (w *blockWriter) Close() error {
+	defer os.RemoveAll(w.chunkDir)
+	return w.head.Close()
 }
