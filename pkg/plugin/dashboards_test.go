@@ -1413,7 +1413,10 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource) *smokeEnv {
 	jd["resultsStore"] = "file://" + root
 	jd["timeoutSeconds"] = 30
 	jb, _ := json.Marshal(jd)
-	s := backend.DataSourceInstanceSettings{ID: 1, UID: p.UID, Name: p.Name, Type: p.Type, URL: srv.URL, JSONData: jb, Updated: time.Unix(1, 0)}
+	// A fresh Updated time makes the SDK build a new instance: it reuses a
+	// cached one while Updated is unchanged, and a repeated run (-count=N)
+	// has a new store directory.
+	s := backend.DataSourceInstanceSettings{ID: 1, UID: p.UID, Name: p.Name, Type: p.Type, URL: srv.URL, JSONData: jb, Updated: time.Now()}
 	if _, err := LoadSettings(s); err != nil {
 		t.Fatalf("the provisioned jsonData is not valid settings: %v", err)
 	}
