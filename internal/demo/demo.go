@@ -63,15 +63,24 @@ func start(ctx context.Context, dir string) (*simrun.Truth, *promtest.Server, er
 // with a short summary. It returns the export's exit code.
 func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
 	t0 := time.Now()
+	_, srv, code := exportDemo(ctx, dir, stdout, stderr)
+	if srv != nil {
+		stop(srv)
+	}
+	if code == export.ExitOK {
+		fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
+	}
+	return code
+}
+
+// exportDemo generates, loads and exports the demo run; the caller stops the
+// returned server (nil when it never started).
+func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*simrun.Truth, *promtest.Server, int) {
 	tr, srv, err := start(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitWrite
+		return nil, nil, export.ExitWrite
 	}
-	defer func() {
-		srv.Close()
-		os.RemoveAll(srv.Dir)
-	}()
 	fmt.Fprintf(stdout, "demo: run %q generated in %s, Prometheus at %s (loaded in %s)\n",
 		tr.Scenario, dir, srv.URL, (srv.LoadTime + srv.ReadyTime).Round(time.Millisecond))
 
@@ -86,16 +95,20 @@ func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
 	o, err := export.ParseFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitUsage
+		return tr, srv, export.ExitUsage
 	}
 	out, code := export.Execute(ctx, o, export.DefaultEnv(stdout, stderr))
 	if code != export.ExitOK {
-		return code
+		return tr, srv, code
 	}
 	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n\n", out.ServerSummary, out.StatsJSONL)
 	Summarize(stdout, out.Result)
-	fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
-	return export.ExitOK
+	return tr, srv, export.ExitOK
+}
+
+func stop(srv *promtest.Server) {
+	srv.Close()
+	os.RemoveAll(srv.Dir)
 }
 
 // Summarize prints the headline numbers of a harvest for a human.
@@ -121,19 +134,18 @@ func integer(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// Serve generates the demo run, starts Prometheus with it and prints the URL
-// and the datasource settings to use; it stops cleanly when ctx is done
-// (Ctrl-C).
+// Serve does what Export does (so ./demo-run holds the artifacts the
+// Docker stack's results store shows) and then keeps the Prometheus up,
+// printing its URL and the run's range, until ctx is done (Ctrl-C).
 func Serve(ctx context.Context, dir string, stdout, stderr io.Writer) error {
-	tr, srv, err := start(ctx, dir)
-	if err != nil {
-		return err
+	tr, srv, code := exportDemo(ctx, dir, stdout, stderr)
+	if srv != nil {
+		defer stop(srv)
 	}
-	defer func() {
-		srv.Close()
-		os.RemoveAll(srv.Dir)
-	}()
-	fmt.Fprintf(stdout, "demo: Prometheus with the demo run at %s\n", srv.URL)
+	if code != export.ExitOK {
+		return fmt.Errorf("demo export: exit %d", code)
+	}
+	fmt.Fprintf(stdout, "\ndemo: Prometheus with the demo run at %s\n", srv.URL)
 	fmt.Fprintf(stdout, "demo: run %s/%s from %s to %s (Unix %d..%d); dashboard range: from=%d000&to=%d000\n",
 		tr.TestName, tr.Tag, time.Unix(tr.Start, 0).UTC().Format(time.RFC3339), time.Unix(tr.End, 0).UTC().Format(time.RFC3339),
 		tr.Start, tr.End, tr.Start, tr.End)
