@@ -1,39 +1,16 @@
 package artifact
 
 import (
-	"bytes"
-	"encoding/json"
+	"github.com/substrate/density/internal/pytest"
+
 	"math"
 	"math/rand/v2"
-	"os/exec"
+
 	"testing"
 )
 
 // These tests compare the encoder with Python's json.dumps itself. python3 is
 // required: a missing python3 fails the test with the reason, never skips.
-
-func runPython(t *testing.T, script string, in, out any) {
-	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required to cross-check Python compatibility: %v", err)
-	}
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), py, "-c", script)
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		t.Fatalf("decoding python3 output: %v\n%s", err, res)
-	}
-}
 
 // randomFloat mixes raw bit patterns (every exponent) with the short
 // decimals and boundary values real artifacts hold.
@@ -80,7 +57,7 @@ func TestFormatFloatMatchesPython(t *testing.T) {
 		Str   []string
 		Dumps string
 	}
-	runPython(t, `import json,struct,sys
+	pytest.Run(t, `import json,struct,sys
 xs = [struct.unpack('<d', struct.pack('<Q', b))[0] for b in json.load(sys.stdin)]
 json.dump({"Repr": [repr(x) for x in xs], "Str": [str(x) for x in xs], "Dumps": json.dumps(xs)}, sys.stdout)`, bits, &want)
 	list := make([]any, len(bits))
@@ -119,7 +96,7 @@ func TestStringsMatchPython(t *testing.T) {
 		raw = append(raw, b)
 	}
 	var want struct{ Text, Raw []string }
-	runPython(t, `import json,sys,base64
+	pytest.Run(t, `import json,sys,base64
 d = json.load(sys.stdin)
 text = [json.dumps(''.join(map(chr, s or []))) for s in d["Text"]]
 raw = [json.dumps(base64.b64decode(b or "").decode('utf-8', 'surrogateescape')) for b in d["Raw"]]
@@ -210,7 +187,7 @@ func TestNestedMatchesPython(t *testing.T) {
 		descs = append(descs, d)
 	}
 	var want []struct{ Compact, Indent string }
-	runPython(t, `import json,struct,sys
+	pytest.Run(t, `import json,struct,sys
 def build(d):
     k = d[0]
     if k == "n": return None

@@ -20,6 +20,7 @@ package harvest_test
 // a disagreement with the semantic truth asserted elsewhere.
 
 import (
+	"github.com/substrate/density/internal/simrun"
 	"math"
 	"regexp"
 	"sort"
@@ -533,57 +534,14 @@ func windowGrowth(series []oSeries, a, b int64) []oGrowth {
 	return out
 }
 
-// oQuantile is 2.42's bucketQuantile.
+// oQuantile is 2.42's bucketQuantile (the simulator's port, independent of
+// the engine's promql.HistogramQuantile).
 func oQuantile(q float64, les []float64, counts []float64) float64 {
-	type bk struct{ ub, c float64 }
-	var bs []bk
+	bs := make([]simrun.Bucket, len(les))
 	for i := range les {
-		bs = append(bs, bk{les[i], counts[i]})
+		bs[i] = simrun.Bucket{UpperBound: les[i], Count: counts[i]}
 	}
-	sort.Slice(bs, func(a, b int) bool { return bs[a].ub < bs[b].ub })
-	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].ub, 1) {
-		return math.NaN()
-	}
-	// coalesce equal bounds
-	var co []bk
-	for _, b := range bs {
-		if len(co) > 0 && co[len(co)-1].ub == b.ub {
-			co[len(co)-1].c += b.c
-			continue
-		}
-		co = append(co, b)
-	}
-	bs = co
-	mx := math.Inf(-1)
-	for i := range bs {
-		if bs[i].c > mx {
-			mx = bs[i].c
-		} else if bs[i].c < mx {
-			bs[i].c = mx
-		}
-	}
-	if len(bs) < 2 {
-		return math.NaN()
-	}
-	obs := bs[len(bs)-1].c
-	if obs == 0 {
-		return math.NaN()
-	}
-	rank := q * obs
-	b := sort.Search(len(bs)-1, func(i int) bool { return bs[i].c >= rank })
-	if b == len(bs)-1 {
-		return bs[len(bs)-2].ub
-	}
-	if b == 0 && bs[0].ub <= 0 {
-		return bs[0].ub
-	}
-	start, end, count := 0.0, bs[b].ub, bs[b].c
-	if b > 0 {
-		start = bs[b-1].ub
-		count -= bs[b-1].c
-		rank -= bs[b-1].c
-	}
-	return start + (end-start)*(rank/count)
+	return simrun.HistogramQuantile(q, bs)
 }
 
 type oFamily struct {

@@ -2,11 +2,12 @@ package runs
 
 import (
 	"bytes"
-	"encoding/json"
+	"github.com/substrate/density/internal/pytest"
+
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os/exec"
+
 	"reflect"
 	"strconv"
 	"strings"
@@ -17,32 +18,9 @@ import (
 // These tests check the Python emulation against the real thing: python3 is
 // required (a missing python3 fails the test with the reason, never skips).
 
-func runPython(t *testing.T, script string, in, out any) {
-	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required to cross-check the Python emulation: %v", err)
-	}
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), py, "-c", script)
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		t.Fatalf("decoding python3 output: %v\n%s", err, res)
-	}
-}
-
 func TestPyIsSpaceMatchesPython(t *testing.T) {
 	var want []int
-	runPython(t, `import json,sys
+	pytest.Run(t, `import json,sys
 json.dump([c for c in range(0x110000) if chr(c).isspace()], sys.stdout)`, nil, &want)
 	var got []int
 	for r := rune(0); r <= unicode.MaxRune; r++ {
@@ -66,7 +44,7 @@ func TestDecimalDigitsMatchPython(t *testing.T) {
 		Python  [][2]int // every non-ASCII decimal Python knows
 		Unknown []int    // Go's digits that are unassigned in Python's Unicode version
 	}
-	runPython(t, `import json,sys,unicodedata
+	pytest.Run(t, `import json,sys,unicodedata
 gd = json.load(sys.stdin)
 py = [[c, unicodedata.decimal(chr(c))] for c in range(0x80, 0x110000) if unicodedata.decimal(chr(c), -1) >= 0]
 unknown = [c for c, _ in gd if unicodedata.category(chr(c)) == 'Cn']
@@ -114,7 +92,7 @@ func TestParseNumbersMatchPython(t *testing.T) {
 		Float *string
 	}
 	var want []result
-	runPython(t, `import json,sys
+	pytest.Run(t, `import json,sys
 out = []
 for s in json.load(sys.stdin):
     r = {"Int": None, "Float": None}
@@ -211,7 +189,7 @@ func TestCSVMatchesPython(t *testing.T) {
 		Err    *string
 	}
 	var want []result
-	runPython(t, pyDictReader+`
+	pytest.Run(t, pyDictReader+`
 json.dump([read(base64.b64decode(s or "")) for s in json.load(sys.stdin)], sys.stdout)`, in, &want)
 	for i, data := range in {
 		header, rows, err := dictRows(bytes.NewReader(data))
@@ -261,7 +239,7 @@ func TestHistoryMatchesPython(t *testing.T) {
 		Bounds   []int64
 	}
 	var want []result
-	runPython(t, pyDictReader+`
+	pytest.Run(t, pyDictReader+`
 import math
 def clamp(i): return max(-2**63, min(2**63-1, i))
 def hist(data):
