@@ -14,7 +14,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/magefile/mage/mg"
@@ -38,7 +40,8 @@ func TestAll() error {
 	return nil
 }
 
-// GoChecks runs go vet and fails on files gofmt would change.
+// GoChecks runs go vet, fails on files gofmt would change, and runs
+// golangci-lint (.golangci.yml).
 func GoChecks() error {
 	if err := sh.RunV("go", "vet", "./..."); err != nil {
 		return err
@@ -50,7 +53,17 @@ func GoChecks() error {
 	if out != "" {
 		return fmt.Errorf("gofmt would change:\n%s", out)
 	}
-	return nil
+	return sh.RunV(golangciLint(), "run", "--timeout", "10m", "./pkg/...", "./cmd/...", "./internal/...")
+}
+
+// golangciLint finds the linter scripts/setup.sh installs (GOPATH/bin may
+// not be on PATH).
+func golangciLint() string {
+	if p, err := exec.LookPath("golangci-lint"); err == nil {
+		return p
+	}
+	gopath, _ := sh.Output("go", "env", "GOPATH")
+	return filepath.Join(gopath, "bin", "golangci-lint")
 }
 
 // GoTest runs every Go test with the race detector.

@@ -20,6 +20,11 @@ fi
 # The Debian packages start services on install where systemd runs; the tests
 # start their own servers on free loopback ports, so nothing else is needed.
 
+if ! command -v golangci-lint >/dev/null && [ ! -x "$(go env GOPATH)/bin/golangci-lint" ]; then
+  echo "setup: go install golangci-lint"
+  go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+fi
+
 echo "setup: go mod download"
 go mod download
 

@@ -173,7 +173,7 @@ func startProcess(ctx context.Context, kind, workDir string, args func(addr stri
 	}
 	s := &Server{URL: "http://" + addr, Kind: kind, Dir: workDir, cmd: cmd, done: make(chan struct{}), log: logPath}
 	go func() {
-		cmd.Wait()
+		_ = cmd.Wait() // the exit is seen through s.done; its status is in the log
 		lf.Close()
 		close(s.done)
 	}()

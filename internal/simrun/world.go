@@ -81,7 +81,6 @@ type wnode struct {
 	ip        string // pod network prefix for pods on the node
 	atelet    string // exported_instance
 	ateletPod string
-	ateletUID string
 }
 
 type wpod struct {

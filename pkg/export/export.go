@@ -168,7 +168,6 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	if err != nil {
 		return usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
 	}
-	log := &promql.Log{}
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
 		LagS: o.AteletLagS, Sel: o.selectors(),
@@ -183,7 +182,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		res = harvest.Harvest(ctx, client.Recording(log), params)
+		res = harvest.Harvest(ctx, client, params)
 	}()
 	go func() {
 		defer wg.Done()
@@ -196,11 +195,11 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
 	if o.Verbose {
-		for _, q := range log.Queries() {
+		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
 		}
 	}
-	for _, w := range log.Warnings() {
+	for _, w := range res.Warnings {
 		fmt.Fprintf(env.Stdout, "prometheus warning: %s\n", w)
 	}
 

@@ -44,8 +44,6 @@ func (b *PSI) Resource(key string) *PSIResource {
 	return nil
 }
 
-func emptyPSI() PSI { return PSI{} }
-
 // podSelector is the spec's worker-pod cgroup selector POD.
 func podSelector(sel Selectors) string {
 	return `pod=~` + quote(sel.WorkerPodRegex) + `, container="", id=~` + quote(`.*[/-]pod[^/]+(\.slice)?`)
