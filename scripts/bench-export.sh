@@ -40,7 +40,7 @@ echo "== BenchmarkExportDemo (count $COUNT, benchtime $BENCHTIME)"
 go test -run '^$' -bench '^BenchmarkExportDemo$' -benchtime "$BENCHTIME" -count "$COUNT" -timeout 30m ./pkg/export/ | tee "$OUT/demo.txt"
 
 awk "$awk_lib"'
-/^BenchmarkExportDemo\/inflight=/ {
+/^BenchmarkExportDemo\/inflight=/ && NF > 4 {
   split($1, a, /[=-]/); k = a[2]
   if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
   n[k]++
@@ -83,7 +83,7 @@ status=${PIPESTATUS[0]}
 rm -rf "${OUT:?}/large-work"
 
 awk "$awk_lib"'
-/^BenchmarkExportLarge\// {
+/^BenchmarkExportLarge\// && NF > 4 {
   split($1, a, "/"); v = a[2]; sub(/-[0-9]+$/, "", v); names[++n] = v
   om = field("om-MiB"); gen = field("gen-s"); bf = field("backfill-s")
   wall[n] = field("export-wall-s"); cpu[n] = field("export-cpu-s"); rss[n] = field("peak-rss-MiB")
@@ -100,7 +100,7 @@ END {
   printf "| export CPU (s) |"; for (i = 1; i <= n; i++) printf " %.1f |", cpu[i]; print ""
   printf "| export peak RSS (MiB) |"; for (i = 1; i <= n; i++) printf " %.0f |", rss[i]; print ""
   printf "| Prometheus requests (range) |"; for (i = 1; i <= n; i++) printf " %d (%d) |", req[i], rng[i]; print ""
-  printf "| answer MiB total / largest |"; for (i = 1; i <= n; i++) printf " %.1f / %.1f |", mib[i], big[i]; print ""
+  printf "| answer MiB on the wire (gzip) total / largest |"; for (i = 1; i <= n; i++) printf " %.1f / %.1f |", mib[i], big[i]; print ""
   printf "| most points per series in one range request |"; for (i = 1; i <= n; i++) printf " %d |", pts[i]; print ""
   printf "| refused (too many samples) / non-200 answers |"; for (i = 1; i <= n; i++) printf " %d / %d |", ref[i], bad[i]; print ""
   printf "| failed-read notices (null fields) |"; for (i = 1; i <= n; i++) printf " %d |", nul[i]; print ""

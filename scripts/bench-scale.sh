@@ -15,6 +15,12 @@
 #                                   (e.g. a second export with other flags)
 #   REPORT=WORK/report.md           where the table goes
 # Output: REPORT (also printed). Exit 1 when a check fails.
+#
+# Measured on the 2-core, 24 GiB machine (docs/performance.md): the full
+# size generates in ~2.5 min (1.2 G samples, 3.3 GiB block, 5.6 GiB RSS).
+# Careful with long timeouts at full size: Prometheus 2.42 evaluating eight
+# 24 h x 5,000-series range queries at once passed 19 GiB RSS; add
+# --max-concurrency 2 to EXPORT_ARGS (peak ~9.5 GiB) on a machine this size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -263,6 +264,11 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header = r.Header.Clone()
 	resp, err := http.DefaultTransport.RoundTrip(out)
 	if err != nil {
+		// Typically the export gave up (its timeout) and the request was
+		// cancelled: recorded as failed, with no answer.
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, recordedRequest{Path: r.URL.Path, Query: form.Get("query"), Status: http.StatusBadGateway})
+		rec.mu.Unlock()
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -278,7 +284,15 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/query_range") {
 		rr.Start, rr.End, rr.Step = f("start"), f("end"), f("step")
 	}
-	rr.Refused = resp.StatusCode != http.StatusOK && strings.Contains(head.String(), "too many samples")
+	if resp.StatusCode != http.StatusOK {
+		text := head.Bytes()
+		if resp.Header.Get("Content-Encoding") == "gzip" { // passed through from the client
+			if zr, err := gzip.NewReader(bytes.NewReader(text)); err == nil {
+				text, _ = io.ReadAll(io.LimitReader(zr, 4096)) // a cut stream still yields its start
+			}
+		}
+		rr.Refused = bytes.Contains(text, []byte("too many samples"))
+	}
 	rec.mu.Lock()
 	rec.reqs = append(rec.reqs, rr)
 	rec.mu.Unlock()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -210,6 +211,14 @@ func TestRecorder(t *testing.T) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		if r.Form.Get("step") == "2" { // as Prometheus answers a gzip-accepting client
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, `{"status":"error","errorType":"execution","error":"query processing would load too many samples into memory in query execution"}`)
+			zw.Close()
+			return
+		}
 		if r.Form.Get("step") == "1" {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			io.WriteString(w, `{"status":"error","error":"query processing would load too many samples into memory in query execution"}`)
@@ -222,7 +231,7 @@ func TestRecorder(t *testing.T) {
 	rec := &recorder{upstream: upstream.URL, enc: json.NewEncoder(&log)}
 	proxy := httptest.NewServer(rec)
 	defer proxy.Close()
-	for _, step := range []string{"10", "1"} {
+	for _, step := range []string{"10", "1", "2"} {
 		resp, err := http.PostForm(proxy.URL+"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"1000"}, "end": {"2000"}, "step": {step}})
 		if err != nil {
 			t.Fatal(err)
@@ -231,7 +240,7 @@ func TestRecorder(t *testing.T) {
 		resp.Body.Close()
 	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("recorded %d lines: %q", len(lines), log.String())
 	}
 	var ok, refused Request
@@ -246,5 +255,12 @@ func TestRecorder(t *testing.T) {
 	}
 	if refused.Status != http.StatusUnprocessableEntity || !refused.Refused || refused.Points() != 1001 {
 		t.Errorf("refusal recorded as %+v", refused)
+	}
+	var zipped Request
+	if err := json.Unmarshal([]byte(lines[2]), &zipped); err != nil {
+		t.Fatal(err)
+	}
+	if !zipped.Refused || !strings.Contains(zipped.Error, "too many samples") {
+		t.Errorf("gzip refusal recorded as %+v", zipped)
 	}
 }

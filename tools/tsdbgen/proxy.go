@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,11 +90,11 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(resp.StatusCode)
 		var head bytes.Buffer
-		req.Bytes, _ = io.Copy(w, io.TeeReader(resp.Body, &capWriter{w: &head, left: 512}))
+		req.Bytes, _ = io.Copy(w, io.TeeReader(resp.Body, &capWriter{w: &head, left: 4096}))
 		resp.Body.Close()
 		req.Status = resp.StatusCode
 		if resp.StatusCode != http.StatusOK {
-			req.Error = head.String()
+			req.Error = errorText(head.Bytes(), resp.Header.Get("Content-Encoding"))
 			req.Refused = strings.Contains(req.Error, "too many samples")
 		}
 	}
@@ -101,6 +102,21 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.mu.Lock()
 	_ = rec.enc.Encode(req)
 	rec.mu.Unlock()
+}
+
+// errorText is the start of an error answer, decompressed when the client
+// asked for gzip (Go's transport does, and the proxy passes the encoding
+// through): a refusal for the sample budget is recognised by its text.
+func errorText(head []byte, encoding string) string {
+	if encoding != "gzip" {
+		return string(head)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return fmt.Sprintf("(gzip answer: %v)", err)
+	}
+	text, _ := io.ReadAll(io.LimitReader(zr, 4096)) // a cut stream still yields its start
+	return string(text)
 }
 
 type capWriter struct {

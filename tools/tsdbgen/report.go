@@ -67,7 +67,7 @@ func cmdReport(args []string, w io.Writer) error {
 	row("export CPU (user+sys)", fmt.Sprintf("%.1f s (%.0f %% of wall)", use.UserS+use.SysS, 100*(use.UserS+use.SysS)/use.WallS))
 	row("export peak RSS", fmt.Sprintf("%.0f MiB", use.PeakRSSMiB))
 	row("Prometheus requests (range / instant)", fmt.Sprintf("%d (%d / %d)", len(reqs), ranges, instants))
-	row("answer bytes total / largest", fmt.Sprintf("%.1f MiB / %.1f MiB", float64(total)/(1<<20), float64(maxBytes)/(1<<20)))
+	row("answer bytes on the wire (gzip) total / largest", fmt.Sprintf("%.1f MiB / %.1f MiB", float64(total)/(1<<20), float64(maxBytes)/(1<<20)))
 	row("most points per series in one range request", maxPoints)
 	row("requests refused for too many samples", refused)
 	row("requests answered non-200", failed)
