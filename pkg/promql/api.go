@@ -1,12 +1,12 @@
 // Package promql is the Prometheus access layer: bounded, concurrent, split and
-// decoded reads through client_golang's v1.API, plus the window arithmetic the
+// decoded reads through client_golang's api.Client, plus the window arithmetic the
 // spec defines (per-series counter growth, client-side histogram_quantile).
 //
 // The contract (names and signatures in this file) was fixed by the
 // coordinator because other packages code against it. Implementations live in
 // client.go (requests, limiter, timeouts), transport.go (retries, response
-// size limit), decode.go, split.go (range splitting), log.go, growth.go and
-// histogram.go.
+// size limit), stream.go (one-pass decoding of query answers), decode.go,
+// split.go (range splitting), log.go, growth.go and histogram.go.
 package promql
 
 import (

@@ -2,22 +2,26 @@ package promql
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 )
 
 // Client is safe for concurrent use.
 type Client struct {
-	api  v1.API
+	// api sends the requests (its URL and Do, so the caller's client,
+	// transport, headers and TLS apply); the answers are decoded by
+	// decodeAnswer, not by v1.API.
+	api  api.Client
 	host string // for errors: host[:port] only, never credentials
 	cfg  Config
 	// sem bounds requests in flight; shared by every Recording copy.
@@ -100,7 +104,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg.HTTPClient = hc
 	return &Client{
-		api:           v1.NewAPI(ac),
+		api:           ac,
 		host:          u.Host,
 		cfg:           cfg,
 		sem:           make(chan struct{}, cfg.MaxInFlight),
@@ -140,11 +144,9 @@ func (c *Client) Instant(ctx context.Context, query string, t int64) ([]Series, 
 	if err != nil {
 		return nil, c.wrap(KindInstant, query, err)
 	}
-	switch v := v.(type) {
-	case model.Vector:
-		return decodeVector(v), nil
-	case *model.Scalar:
-		return decodeScalar(v), nil
+	switch v.resultType {
+	case "vector", "scalar":
+		return v.series, nil
 	default:
 		return nil, c.wrap(KindInstant, query, fmt.Errorf("unexpected result type %q (want vector or scalar)", valueType(v)))
 	}
@@ -158,17 +160,15 @@ func (c *Client) instantMatrix(ctx context.Context, query string, t int64) ([]Se
 	if err != nil {
 		return nil, c.wrap(KindInstant, query, err)
 	}
-	m, ok := v.(model.Matrix)
-	if !ok {
+	if v.resultType != "matrix" {
 		return nil, c.wrap(KindInstant, query, fmt.Errorf("unexpected result type %q (want matrix)", valueType(v)))
 	}
-	return decodeMatrix(m), nil
+	return v.series, nil
 }
 
-func (c *Client) instant(ctx context.Context, query string, t int64, idx int) (model.Value, error) {
-	return c.call(ctx, c.cfg.InstantTimeout, idx, func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-		return c.api.Query(ctx, query, time.Unix(t, 0), opts...)
-	})
+func (c *Client) instant(ctx context.Context, query string, t int64, idx int) (*answer, error) {
+	args := url.Values{"query": {query}, "time": {strconv.FormatInt(t, 10)}}
+	return c.call(ctx, c.cfg.InstantTimeout, idx, epQuery, args)
 }
 
 // Range evaluates query over [start, end] at step seconds (if end <= start,
@@ -210,10 +210,9 @@ func (c *Client) Range(ctx context.Context, query string, start, end, step int64
 // half read in turn, down to single points; the parts come back in time
 // order.
 func (c *Client) rangeSpan(ctx context.Context, query string, sp span, step int64, idx int) ([][]Series, error) {
-	r := v1.Range{Start: time.Unix(sp.start, 0), End: time.Unix(sp.end, 0), Step: time.Duration(step) * time.Second}
-	v, err := c.call(ctx, c.cfg.RangeTimeout, idx, func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
-		return c.api.QueryRange(ctx, query, r, opts...)
-	})
+	args := url.Values{"query": {query}, "start": {strconv.FormatInt(sp.start, 10)},
+		"end": {strconv.FormatInt(sp.end, 10)}, "step": {strconv.FormatInt(step, 10)}}
+	v, err := c.call(ctx, c.cfg.RangeTimeout, idx, epQueryRange, args)
 	if err != nil {
 		points := (sp.end-sp.start)/step + 1
 		if points < 2 || !tooManySamples(err) {
@@ -230,11 +229,10 @@ func (c *Client) rangeSpan(ctx context.Context, query string, sp span, step int6
 		}
 		return append(left, right...), nil
 	}
-	m, ok := v.(model.Matrix)
-	if !ok {
+	if v.resultType != "matrix" {
 		return nil, fmt.Errorf("unexpected result type %q (want matrix)", valueType(v))
 	}
-	return [][]Series{decodeMatrix(m)}, nil
+	return [][]Series{v.series}, nil
 }
 
 // tooManySamples recognises a refusal for the server's sample budget.
@@ -246,12 +244,10 @@ func tooManySamples(err error) bool {
 	return strings.Contains(ae.Msg, "too many samples") || strings.Contains(ae.Msg, "maxSamplesPerQuery")
 }
 
-type apiCall func(ctx context.Context, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
-
 // call runs one HTTP request: waits for a slot in the limiter (ctx is
 // respected while waiting; the timeout starts once the slot is held), applies
 // the request timeout, and records the server's warnings on log entry idx.
-func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, f apiCall) (model.Value, error) {
+func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, ep string, args url.Values) (*answer, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -265,7 +261,8 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, f api
 	defer cancel()
 	// Also ask the server to give up at the same time, so an abandoned
 	// evaluation does not keep burning Prometheus CPU.
-	v, warnings, _, err := f(rctx, v1.WithTimeout(timeout))
+	args.Set("timeout", timeout.String())
+	v, warnings, err := c.do(rctx, ep, args)
 	c.log.warn(idx, warnings)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
@@ -285,11 +282,11 @@ func (c *Client) wrap(kind, query string, err error) error {
 	return fmt.Errorf("promql: %s query %q to %s: %w", kind, query, c.host, err)
 }
 
-func valueType(v model.Value) string {
-	if v == nil {
+func valueType(v *answer) string {
+	if v == nil || v.resultType == "" {
 		return "none"
 	}
-	return v.Type().String()
+	return v.resultType
 }
 
 // parallel runs f(0..n-1) concurrently (each request still waits for the
@@ -319,4 +316,98 @@ func parallel(ctx context.Context, n int, f func(ctx context.Context, i int) err
 	}
 	wg.Wait()
 	return first
+}
+
+// The two endpoints this package reads.
+const (
+	epQuery      = "/api/v1/query"
+	epQueryRange = "/api/v1/query_range"
+)
+
+// do sends one query like v1.API's Query/QueryRange (a form POST through
+// api.Client, falling back to GET on 403, 405 or 501) and decodes the answer
+// with decodeAnswer. Errors are the *v1.Error values v1.API returned (so
+// tooManySamples and every message stay as they were); warnings come back
+// even with an error, as v1 did.
+func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, []string, error) {
+	u := c.api.URL(ep, nil)
+	encoded := args.Encode()
+	req, err := http.NewRequest(http.MethodPost, u.String(), strings.NewReader(encoded))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	// Marks the POST idempotent for net/http's own retries (v1 does the same;
+	// an empty value is not sent).
+	req.Header["Idempotency-Key"] = nil
+	resp, body, err := c.api.Do(ctx, req) //nolint:bodyclose // api.Client.Do reads and closes the body
+	if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		u.RawQuery = encoded
+		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err != nil {
+			return nil, nil, err
+		}
+		resp, body, err = c.api.Do(ctx, req) //nolint:bodyclose // as above
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	code := resp.StatusCode
+	if code/100 != 2 {
+		w, err := apiFailure(resp, body)
+		return nil, w, err
+	}
+	a, jerr := decodeAnswer(body)
+	if jerr != nil {
+		// Like v1: the warnings of a body that otherwise fails to decode are
+		// still worth recording.
+		var env struct {
+			Warnings []string `json:"warnings"`
+		}
+		_ = json.Unmarshal(body, &env)
+		return nil, env.Warnings, &v1.Error{Type: v1.ErrBadResponse, Msg: jerr.Error()}
+	}
+	if a.status == "error" {
+		return nil, a.warnings, &v1.Error{Type: v1.ErrorType(a.errorType), Msg: a.errorMsg}
+	}
+	return a, a.warnings, nil
+}
+
+// apiFailure is v1's error for a non-2xx answer: 400 and 422 carry the API's
+// own error JSON, anything else is a generic HTTP error (the body, perhaps a
+// proxy's HTML page, goes only to Detail).
+func apiFailure(resp *http.Response, body []byte) ([]string, error) {
+	code := resp.StatusCode
+	generic := func() error {
+		typ, msg := v1.ErrBadResponse, fmt.Sprintf("bad response code %d", code)
+		switch code / 100 {
+		case 4:
+			typ, msg = v1.ErrClient, fmt.Sprintf("client error: %d", code)
+		case 5:
+			typ, msg = v1.ErrServer, fmt.Sprintf("server error: %d", code)
+		}
+		return &v1.Error{Type: typ, Msg: msg, Detail: string(body)}
+	}
+	if code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
+		return nil, generic()
+	}
+	var env struct {
+		Status    string          `json:"status"`
+		Data      json.RawMessage `json:"data"`
+		ErrorType v1.ErrorType    `json:"errorType"`
+		Error     string          `json:"error"`
+		Warnings  []string        `json:"warnings"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return nil, generic()
+	}
+	if env.Status == "success" {
+		return env.Warnings, &v1.Error{Type: v1.ErrBadResponse, Msg: "inconsistent body for response code"}
+	}
+	if env.ErrorType == "" {
+		env.ErrorType = v1.ErrClient
+	}
+	if env.Error == "" {
+		env.Error = fmt.Sprintf("client error: %d", code)
+	}
+	return env.Warnings, &v1.Error{Type: env.ErrorType, Msg: env.Error}
 }

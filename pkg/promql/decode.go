@@ -4,66 +4,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/prometheus/common/model"
 )
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// decodeVector converts an instant vector. Native-histogram samples are not
-// used by this project and read as "no value", like NaN.
-func decodeVector(v model.Vector) []Series {
-	out := make([]Series, len(v))
-	for i, s := range v {
-		out[i].Labels = labelsOf(s.Metric)
-		if s.Histogram == nil && finite(float64(s.Value)) {
-			out[i].Samples = []Sample{{T: s.Timestamp.Unix(), V: float64(s.Value)}}
-		}
-	}
-	return out
-}
-
-func decodeScalar(s *model.Scalar) []Series {
-	out := []Series{{Labels: map[string]string{}}}
-	if finite(float64(s.Value)) {
-		out[0].Samples = []Sample{{T: s.Timestamp.Unix(), V: float64(s.Value)}}
-	}
-	return out
-}
-
-// decodeMatrix converts a matrix, dropping NaN/±Inf samples (and native
-// histogram points).
-func decodeMatrix(m model.Matrix) []Series {
-	out := make([]Series, len(m))
-	for i, ss := range m {
-		out[i].Labels = labelsOf(ss.Metric)
-		n := 0
-		for _, p := range ss.Values {
-			if finite(float64(p.Value)) {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		samples := make([]Sample, 0, n)
-		for _, p := range ss.Values {
-			if v := float64(p.Value); finite(v) {
-				samples = append(samples, Sample{T: p.Timestamp.Unix(), V: v})
-			}
-		}
-		out[i].Samples = samples
-	}
-	return out
-}
-
-func labelsOf(m model.Metric) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[string(k)] = string(v)
-	}
-	return out
-}
 
 // labelKey is a canonical identity of a label set (sorted name/value pairs;
 // 0xff cannot occur in valid UTF-8 label names or values).

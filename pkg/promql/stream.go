@@ -1,0 +1,855 @@
+package promql
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// answer is one decoded /api/v1/query or /api/v1/query_range body.
+type answer struct {
+	status     string
+	errorType  string
+	errorMsg   string
+	warnings   []string
+	resultType string // "matrix", "vector" or "scalar"
+	series     []Series
+}
+
+// decodeAnswer decodes a Prometheus API answer in one pass over the body,
+// straight into []Series: no RawMessage, no model.Matrix, no second parse.
+//
+// Why not encoding/json's Decoder token API: measured on
+// BenchmarkDecodeMatrix it allocates per token (5 M allocations for 360 k
+// samples) and was 1.7x slower than the v1.API path it was to replace, and
+// encoding/json/v2's jsontext needs GOEXPERIMENT in Go 1.26. The answer's
+// grammar is small, so this is a validating scanner for exactly it (any
+// other value is skipped, still validated).
+//
+// It accepts what client_golang's v1.API accepted and rejects what it
+// rejected: envelope keys in any order and case, "data" before or after
+// "status", "result" before or after "resultType", values as strings
+// ("NaN", "+Inf", "-Inf", numbers), timestamps parsed like model.Time and
+// truncated to seconds like Time.Unix. A body that is not valid JSON gets
+// encoding/json's own message (e.g. "unexpected end of JSON input",
+// "invalid character '<' looking for beginning of value"), as before.
+// NaN/±Inf samples and native-histogram points are dropped (a vector sample
+// with a histogram reads as "no value").
+func decodeAnswer(body []byte) (*answer, error) {
+	p := &scanner{b: body, intern: map[string]string{}}
+	a := &answer{}
+	err := p.envelope(a)
+	if err == nil {
+		p.ws()
+		if p.i != len(p.b) {
+			err = errSyntax
+		}
+	}
+	if err != nil {
+		// A syntax error anywhere wins over a shape error, as it did when
+		// Unmarshal validated the whole body first; take its message.
+		var discard struct{}
+		if jerr := json.Unmarshal(body, &discard); jerr != nil {
+			return nil, jerr
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// errSyntax marks input the scanner refuses as JSON; decodeAnswer replaces
+// it with encoding/json's message.
+var errSyntax = errors.New("invalid JSON")
+
+type scanner struct {
+	b []byte
+	i int
+	// intern shares the strings of repeated label names and values (most
+	// series of an answer carry the same names, many the same values).
+	intern map[string]string
+}
+
+func (p *scanner) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips white space and returns the next byte (0 at the end).
+func (p *scanner) peek() byte {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+func (p *scanner) expect(c byte) error {
+	if p.peek() != c {
+		return errSyntax
+	}
+	p.i++
+	return nil
+}
+
+// null consumes a null if one is next.
+func (p *scanner) null() (bool, error) {
+	if p.peek() != 'n' {
+		return false, nil
+	}
+	if len(p.b)-p.i < 4 || string(p.b[p.i:p.i+4]) != "null" {
+		return false, errSyntax
+	}
+	p.i += 4
+	return true, nil
+}
+
+// more reports whether another element of an object or array follows,
+// consuming the comma or the closing delimiter. first is true before the
+// first element.
+func (p *scanner) more(first bool, end byte) (bool, error) {
+	c := p.peek()
+	if c == end {
+		p.i++
+		return false, nil
+	}
+	if first {
+		return true, nil
+	}
+	if c != ',' {
+		return false, errSyntax
+	}
+	p.i++
+	if p.peek() == end { // a trailing comma is not JSON
+		return false, errSyntax
+	}
+	return true, nil
+}
+
+// rawString returns the bytes between the quotes of the next string and
+// whether they contain escapes (then they must go through unquote).
+func (p *scanner) rawString() ([]byte, bool, error) {
+	if p.peek() != '"' {
+		return nil, false, errSyntax
+	}
+	p.i++
+	start := p.i
+	escaped := false
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			s := p.b[start:p.i]
+			p.i++
+			return s, escaped, nil
+		case c == '\\':
+			escaped = true
+			p.i += 2
+		case c < 0x20:
+			return nil, false, errSyntax
+		default:
+			p.i++
+		}
+	}
+	return nil, false, errSyntax
+}
+
+// unquote decodes an escaped string with encoding/json (rare in answers).
+func unquote(raw []byte) (string, error) {
+	q := make([]byte, 0, len(raw)+2)
+	q = append(q, '"')
+	q = append(q, raw...)
+	q = append(q, '"')
+	var s string
+	if err := json.Unmarshal(q, &s); err != nil {
+		return "", errSyntax
+	}
+	return s, nil
+}
+
+// str reads a string value (interned when shared is true).
+func (p *scanner) str(shared bool) (string, error) {
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return "", err
+	}
+	if esc {
+		return unquote(raw)
+	}
+	if !shared {
+		return string(raw), nil
+	}
+	if s, ok := p.intern[string(raw)]; ok { // no allocation for the lookup
+		return s, nil
+	}
+	s := string(raw)
+	p.intern[s] = s
+	return s, nil
+}
+
+// key reads an object key and its colon. The bytes are only valid until
+// the next read; they are for comparison.
+func (p *scanner) key() (string, error) {
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return "", err
+	}
+	var k string
+	if esc {
+		if k, err = unquote(raw); err != nil {
+			return "", err
+		}
+	} else {
+		k = unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	return k, p.expect(':')
+}
+
+// strOrNull reads a string, leaving def for null (as Unmarshal does).
+func (p *scanner) strOrNull(what, def string) (string, error) {
+	if isNull, err := p.null(); err != nil || isNull {
+		return def, err
+	}
+	if p.peek() != '"' {
+		if err := p.skip(); err != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: expected a string", what)
+	}
+	return p.str(false)
+}
+
+// number reads a JSON number and returns its text (valid until the next
+// read).
+func (p *scanner) number() (string, error) {
+	p.ws()
+	start := p.i
+	b := p.b
+	i := p.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return "", errSyntax
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return "", errSyntax
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return "", errSyntax
+		}
+	}
+	p.i = i
+	return unsafe.String(&b[start], i-start), nil
+}
+
+// skip reads and discards one value, validating it.
+func (p *scanner) skip() error {
+	switch c := p.peek(); c {
+	case '{':
+		p.i++
+		for first := true; ; first = false {
+			ok, err := p.more(first, '}')
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+			if _, err := p.key(); err != nil {
+				return err
+			}
+			if err := p.skip(); err != nil {
+				return err
+			}
+		}
+	case '[':
+		p.i++
+		for first := true; ; first = false {
+			ok, err := p.more(first, ']')
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+			if err := p.skip(); err != nil {
+				return err
+			}
+		}
+	case '"':
+		raw, esc, err := p.rawString()
+		if err == nil && esc {
+			_, err = unquote(raw)
+		}
+		return err
+	case 't', 'f', 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
+				p.i += len(lit)
+				return nil
+			}
+		}
+		return errSyntax
+	default:
+		_, err := p.number()
+		return err
+	}
+}
+
+func (p *scanner) envelope(a *answer) error {
+	if err := p.expect('{'); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		ok, err := p.more(first, '}')
+		if err != nil || !ok {
+			return err
+		}
+		k, err := p.key()
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.EqualFold(k, "status"):
+			a.status, err = p.strOrNull("status", a.status)
+		case strings.EqualFold(k, "errorType"):
+			a.errorType, err = p.strOrNull("errorType", a.errorType)
+		case strings.EqualFold(k, "error"):
+			a.errorMsg, err = p.strOrNull("error", a.errorMsg)
+		case strings.EqualFold(k, "warnings"):
+			a.warnings, err = p.strings("warnings")
+		case strings.EqualFold(k, "data"):
+			err = p.data(a)
+		default:
+			err = p.skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (p *scanner) strings(what string) ([]string, error) {
+	if isNull, err := p.null(); err != nil || isNull {
+		return nil, err
+	}
+	if p.peek() != '[' {
+		if err := p.skip(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: expected an array of strings", what)
+	}
+	p.i++
+	out := []string{}
+	for first := true; ; first = false {
+		ok, err := p.more(first, ']')
+		if err != nil || !ok {
+			return out, err
+		}
+		s, err := p.strOrNull(what, "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+}
+
+// data reads {"resultType": ..., "result": ...}. Prometheus and
+// VictoriaMetrics send resultType first; a result that comes first is
+// decoded once the type is known.
+func (p *scanner) data(a *answer) error {
+	if isNull, err := p.null(); err != nil || isNull {
+		return err
+	}
+	if err := p.expect('{'); err != nil {
+		return err
+	}
+	var typ string
+	resultAt := -1
+	for first := true; ; first = false {
+		ok, err := p.more(first, '}')
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		k, err := p.key()
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.EqualFold(k, "resultType"):
+			if typ, err = p.strOrNull("resultType", typ); err != nil {
+				return err
+			}
+			if err := checkType(typ); err != nil {
+				if serr := p.skipRest(); serr != nil {
+					return serr
+				}
+				return err
+			}
+		case strings.EqualFold(k, "result"):
+			if typ == "" {
+				resultAt = p.i
+				if err := p.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			if a.series, err = p.result(typ); err != nil {
+				return err
+			}
+			resultAt = -1
+		default:
+			if err := p.skip(); err != nil {
+				return err
+			}
+		}
+	}
+	if typ == "" {
+		return errors.New(`unexpected value type "<ValNone>"`)
+	}
+	if resultAt >= 0 {
+		end := p.i
+		p.i = resultAt
+		var err error
+		if a.series, err = p.result(typ); err != nil {
+			return err
+		}
+		p.i = end
+	}
+	if a.series == nil {
+		// v1 decoded a missing or null result as an empty value.
+		if typ == "scalar" {
+			a.series = []Series{{Labels: map[string]string{}}}
+		} else {
+			a.series = []Series{}
+		}
+	}
+	a.resultType = typ
+	return nil
+}
+
+// skipRest validates the rest of the body after a shape error, so that a
+// syntax error later on still wins (see decodeAnswer).
+func (p *scanner) skipRest() error {
+	var discard struct{}
+	if json.Unmarshal(p.b, &discard) != nil {
+		return errSyntax
+	}
+	return nil
+}
+
+// checkType accepts the result types v1 decoded and rejects the rest with
+// its messages.
+func checkType(typ string) error {
+	switch typ {
+	case "matrix", "vector", "scalar":
+		return nil
+	case "string", "<ValNone>":
+		return fmt.Errorf("unexpected value type %q", typ)
+	}
+	return fmt.Errorf("unknown value type %q", typ)
+}
+
+func (p *scanner) result(typ string) ([]Series, error) {
+	switch typ {
+	case "matrix":
+		return p.matrix()
+	case "vector":
+		return p.vector()
+	}
+	// scalar
+	if isNull, err := p.null(); err != nil || isNull {
+		return nil, err
+	}
+	t, v, err := p.pair()
+	if err != nil {
+		return nil, fmt.Errorf("error parsing sample value: %w", err)
+	}
+	s := Series{Labels: map[string]string{}}
+	if finite(v) {
+		s.Samples = []Sample{{T: t, V: v}}
+	}
+	return []Series{s}, nil
+}
+
+func (p *scanner) matrix() ([]Series, error) {
+	out := []Series{}
+	if isNull, err := p.null(); err != nil || isNull {
+		return out, err
+	}
+	if err := p.expect('['); err != nil {
+		return nil, err
+	}
+	for first := true; ; first = false {
+		ok, err := p.more(first, ']')
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		var s Series
+		isNull, err := p.null()
+		if err != nil {
+			return nil, err
+		}
+		if !isNull {
+			if err := p.expect('{'); err != nil {
+				return nil, err
+			}
+			for first := true; ; first = false {
+				ok, err := p.more(first, '}')
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+				k, err := p.key()
+				if err != nil {
+					return nil, err
+				}
+				switch {
+				case strings.EqualFold(k, "metric"):
+					s.Labels, err = p.labels()
+				case strings.EqualFold(k, "values"):
+					s.Samples, err = p.values(s.Samples)
+				default: // "histograms" (native histograms are not used) and the rest
+					err = p.skip()
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		out = append(out, s)
+	}
+}
+
+// values reads [[t,"v"],...], appending the finite samples to dst. The
+// slice is sized by counting the pairs first (a cheap scan for '[' up to
+// the closing bracket would be wrong inside strings, so it counts commas at
+// depth 1 only when no string holds one; otherwise append grows it).
+func (p *scanner) values(dst []Sample) ([]Sample, error) {
+	if isNull, err := p.null(); err != nil || isNull {
+		return dst, err
+	}
+	if err := p.expect('['); err != nil {
+		return nil, err
+	}
+	if dst == nil {
+		dst = make([]Sample, 0, p.estimatePairs())
+	}
+	for first := true; ; first = false {
+		ok, err := p.more(first, ']')
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if len(dst) == 0 {
+				return nil, nil
+			}
+			return dst, nil
+		}
+		if isNull, err := p.null(); err != nil {
+			return nil, err
+		} else if isNull {
+			continue
+		}
+		t, v, err := p.pair()
+		if err != nil {
+			return nil, err
+		}
+		if finite(v) {
+			dst = append(dst, Sample{T: t, V: v})
+		}
+	}
+}
+
+// estimatePairs counts the '[' that open pairs before the array's closing
+// ']' (an estimate: it stops at the first ']' that is not a pair's).
+func (p *scanner) estimatePairs() int {
+	n := 0
+	depth := 0
+	for i := p.i; i < len(p.b); i++ {
+		switch p.b[i] {
+		case '[':
+			depth++
+			n++
+		case ']':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case '"':
+			// Skip a string (values never contain brackets, but be safe).
+			for i++; i < len(p.b) && p.b[i] != '"'; i++ {
+				if p.b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func (p *scanner) vector() ([]Series, error) {
+	out := []Series{}
+	if isNull, err := p.null(); err != nil || isNull {
+		return out, err
+	}
+	if err := p.expect('['); err != nil {
+		return nil, err
+	}
+	for first := true; ; first = false {
+		ok, err := p.more(first, ']')
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		var (
+			s         Series
+			t         int64
+			v         float64
+			hasValue  bool
+			histogram bool
+		)
+		isNull, err := p.null()
+		if err != nil {
+			return nil, err
+		}
+		if !isNull {
+			if err := p.expect('{'); err != nil {
+				return nil, err
+			}
+			for first := true; ; first = false {
+				ok, err := p.more(first, '}')
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+				k, err := p.key()
+				if err != nil {
+					return nil, err
+				}
+				switch {
+				case strings.EqualFold(k, "metric"):
+					s.Labels, err = p.labels()
+				case strings.EqualFold(k, "value"):
+					var n bool
+					if n, err = p.null(); err == nil && !n {
+						t, v, err = p.pair()
+						hasValue = err == nil
+					}
+				case strings.EqualFold(k, "histogram"):
+					// A native-histogram sample: read as "no value".
+					var n bool
+					if n, err = p.null(); err == nil && !n {
+						histogram = true
+						err = p.skip()
+					}
+				default:
+					err = p.skip()
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		if hasValue && !histogram && finite(v) {
+			s.Samples = []Sample{{T: t, V: v}}
+		}
+		out = append(out, s)
+	}
+}
+
+func (p *scanner) labels() (map[string]string, error) {
+	if isNull, err := p.null(); err != nil || isNull {
+		return map[string]string{}, err
+	}
+	if err := p.expect('{'); err != nil {
+		return nil, err
+	}
+	ls := make(map[string]string, 8)
+	for first := true; ; first = false {
+		ok, err := p.more(first, '}')
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return ls, nil
+		}
+		k, err := p.str(true)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(':'); err != nil {
+			return nil, err
+		}
+		var v string
+		if isNull, err := p.null(); err != nil {
+			return nil, err
+		} else if !isNull {
+			if p.peek() != '"' {
+				if err := p.skip(); err != nil {
+					return nil, err
+				}
+				return nil, errors.New("label value: expected a string")
+			}
+			if v, err = p.str(true); err != nil {
+				return nil, err
+			}
+		}
+		ls[k] = v
+	}
+}
+
+// pair reads [timestamp, "value"].
+func (p *scanner) pair() (int64, float64, error) {
+	if err := p.expect('['); err != nil {
+		return 0, 0, err
+	}
+	if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+		if err := p.skipRestOfArray(); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, errors.New("sample timestamp: expected a number")
+	}
+	num, err := p.number()
+	if err != nil {
+		return 0, 0, err
+	}
+	t, terr := unixSeconds(num)
+	if err := p.expect(','); err != nil {
+		return 0, 0, err
+	}
+	if p.peek() != '"' {
+		if err := p.skip(); err != nil {
+			return 0, 0, err
+		}
+		if err := p.skipRestOfArray(); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, errors.New("sample value must be a quoted string")
+	}
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return 0, 0, err
+	}
+	vs := unsafe.String(unsafe.SliceData(raw), len(raw))
+	if esc {
+		if vs, err = unquote(raw); err != nil {
+			return 0, 0, err
+		}
+	}
+	if c := p.peek(); c != ']' {
+		if err := p.skipRestOfArray(); err != nil {
+			return 0, 0, err
+		}
+		return 0, 0, errors.New("sample pair has too many values, must be [timestamp, value]")
+	}
+	p.i++
+	if terr != nil {
+		return 0, 0, fmt.Errorf("sample timestamp %s: %w", num, terr)
+	}
+	v, err := strconv.ParseFloat(vs, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	return t, v, nil
+}
+
+// skipRestOfArray validates and consumes what is left of an array whose
+// '[' and perhaps some elements were read.
+func (p *scanner) skipRestOfArray() error {
+	for {
+		switch p.peek() {
+		case ']':
+			p.i++
+			return nil
+		case ',':
+			p.i++
+		}
+		if err := p.skip(); err != nil {
+			return err
+		}
+	}
+}
+
+// unixSeconds parses a JSON number timestamp exactly as model.Time does
+// (integer seconds, up to 3 fractional digits, no exponent) and truncates
+// it to seconds as Time.Unix does.
+func unixSeconds(s string) (int64, error) {
+	base, frac, found := strings.Cut(s, ".")
+	v, err := strconv.ParseInt(base, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	ms := v * 1000
+	if found {
+		prec := 3 - len(frac)
+		if prec < 0 {
+			frac = frac[:3]
+		}
+		va, err := strconv.ParseInt(frac, 10, 32)
+		if err != nil {
+			return 0, err
+		}
+		switch prec {
+		case 1:
+			va *= 10
+		case 2:
+			va *= 100
+		}
+		if len(base) > 0 && base[0] == '-' {
+			va = -va
+		}
+		ms += va
+	}
+	return ms / 1000, nil
+}
