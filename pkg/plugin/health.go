@@ -107,8 +107,20 @@ func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
 	}
 	now := d.now()
 	q := url.Values{"query": {"1"}, "time": {strconv.FormatInt(now.Unix(), 10)}}
-	if _, err := d.promGet(ctx, "/api/v1/query", q); err != nil {
+	probe, err := d.promGet(ctx, "/api/v1/query", q)
+	if err != nil {
 		return []healthPart{{name, partError, err.Error()}}
+	}
+	// `1` is a scalar (Prometheus, Thanos, Mimir) or a one-sample vector
+	// (VictoriaMetrics); anything else is not a PromQL API the harvest can
+	// read, even though the envelope said success.
+	var pr struct {
+		Data struct {
+			ResultType string `json:"resultType"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(probe, &pr) != nil || (pr.Data.ResultType != "scalar" && pr.Data.ResultType != "vector") {
+		return []healthPart{{name, partError, fmt.Sprintf("PromQL answered the query 1 with result type %q, not a scalar: this is not a Prometheus-compatible query API", pr.Data.ResultType)}}
 	}
 	var parts []healthPart
 	// Which families exist in the last day (label values with a match[]

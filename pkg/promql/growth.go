@@ -168,6 +168,13 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 
 	g := Growth{Series: make([]SeriesGrowth, 0, len(all))}
 	for _, gs := range all {
+		// A series with no finite value at A, at B or in between measured
+		// nothing (NaN samples are skipped): leave it out, so a family
+		// whose every sample is NaN/±Inf reads as absent (null), not as a
+		// growth of 0.
+		if !gs.hasA && !gs.hasB && len(gs.samples) == 0 {
+			continue
+		}
 		sg := SeriesGrowth{Labels: gs.labels}
 		if gs.hasB {
 			v := gs.vB

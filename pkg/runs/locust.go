@@ -59,7 +59,8 @@ type History struct {
 }
 
 // ReadHistory reads stats_history.csv in one pass. A file that cannot be read
-// to its end (I/O error, invalid UTF-8, a field over the csv limit) yields an
+// to its end (I/O error, invalid UTF-8, a field over the csv limit, a last
+// line cut short: ErrHalfWritten) yields an
 // empty History and the error: a half-read file would drag the peak down and
 // open the steady window in ramp-up (runs.md), so callers treat it as having
 // no samples and put the error in a notice.
@@ -71,9 +72,13 @@ type History struct {
 // steady-window decision unchanged for any run window inside int64.
 func ReadHistory(r io.Reader) (History, error) {
 	var h History
-	c := NewCSVReader(r)
+	tail := &tailReader{r: r}
+	c := NewCSVReader(tail)
 	for {
 		row, err := c.Next()
+		if err == io.EOF && tail.cut() {
+			err = ErrHalfWritten
+		}
 		if err == io.EOF {
 			return h, nil
 		}
@@ -169,12 +174,16 @@ func (o OperationStats) Counts() (requests, failures int64, err error) {
 
 // ReadStatsCSV returns stats.csv's operation rows in file order (the
 // "Aggregated" row included; the caller applies "last row of a name wins").
-// On error the rows are nil.
+// On error (including ErrHalfWritten) the rows are nil.
 func ReadStatsCSV(r io.Reader) ([]OperationStats, error) {
 	var out []OperationStats
-	c := NewCSVReader(r)
+	tail := &tailReader{r: r}
+	c := NewCSVReader(tail)
 	for {
 		row, err := c.Next()
+		if err == io.EOF && tail.cut() {
+			err = ErrHalfWritten
+		}
 		if err == io.EOF {
 			return out, nil
 		}
