@@ -21,9 +21,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+
 	"flag"
 	"fmt"
+	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"maps"
 	"net/http"
@@ -32,7 +33,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
+
 	"slices"
 	"strconv"
 	"strings"
@@ -216,12 +217,12 @@ func TestExportFaultMatrix(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	if docRequested() {
+	if faultdoc.Requested(*reliabilityDoc) {
 		if t.Failed() {
 			t.Log("docs/reliability.md not written: a row failed")
 			return
 		}
-		writeDocSection(t, "export", exportDocIntro, rows)
+		faultdoc.WriteTable(t, "export", exportDocIntro, docRows(rows))
 	}
 }
 
@@ -407,25 +408,6 @@ func nullSummary(nulled []string, row exportFault) string {
 	return "null: " + strings.Join(parts, ", ") + "; " + rest
 }
 
-// volatile matches the parts of a message that change between runs
-// (ports, temporary paths, the resolver's address).
-var volatile = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:PORT"},
-	{regexp.MustCompile(`file:///tmp/\S+?/\d+(/|:)`), "file://STORE$1"},
-	{regexp.MustCompile(`/tmp/\S+`), "TMP"},
-	{regexp.MustCompile(`(lookup \S+) on [0-9.:\[\]a-f]+:`), "$1:"},
-}
-
-func stable(s string) string {
-	for _, v := range volatile {
-		s = v.re.ReplaceAllString(s, v.with)
-	}
-	return s
-}
-
 // firstLine returns the first stdout line containing every one of says
 // (else the first containing says[0]), trimmed for the doc.
 func firstLine(out string, says []string) string {
@@ -455,7 +437,7 @@ func firstLine(out string, says []string) string {
 			}
 		}
 	}
-	pick = stable(strings.Join(strings.Fields(pick), " "))
+	pick = faultdoc.Stable(strings.Join(strings.Fields(pick), " "))
 	if len(pick) > 180 {
 		pick = pick[:177] + "..."
 	}
@@ -585,7 +567,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 		{fault: "Prometheus: NaN and ±Inf values", path: "export --run-dir",
 			setup: func(f *faultFixture) {
 				p := newFaultProxy(f.t, f.promURL, nil)
-				p.rewrite = nonFinite
+				p.rewrite = promfake.NonFinite
 				f.setPrometheus(p.URL)
 				f.note("a proxy replaces every sample value of the real answers with NaN, +Inf or -Inf")
 			},
@@ -593,7 +575,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 		{fault: "Prometheus: partial data with warnings (Thanos/Mimir)", path: "export --run-dir",
 			setup: func(f *faultFixture) {
 				p := newFaultProxy(f.t, f.promURL, nil)
-				p.rewrite = addWarning("partial response: store 10.0.0.3:10901 unavailable")
+				p.rewrite = promfake.AddWarning("partial response: store 10.0.0.3:10901 unavailable")
 				f.setPrometheus(p.URL)
 				f.note("values are kept as answered (as Grafana's Prometheus datasource does) and flagged")
 			},
@@ -974,56 +956,6 @@ func (p *faultProxy) minRetryGap() (gap time.Duration, ok bool) {
 	return slices.Min(p.gaps), true
 }
 
-// nonFinite replaces every sample value of a Prometheus answer with NaN,
-// +Inf or -Inf in turn.
-func nonFinite(body []byte) []byte {
-	var doc map[string]any
-	if json.Unmarshal(body, &doc) != nil {
-		return body
-	}
-	data, _ := doc["data"].(map[string]any)
-	result, _ := data["result"].([]any)
-	values := []string{"NaN", "+Inf", "-Inf"}
-	n := 0
-	set := func(pt any) {
-		if p, ok := pt.([]any); ok && len(p) == 2 {
-			p[1] = values[n%len(values)]
-			n++
-		}
-	}
-	for _, s := range result {
-		m, _ := s.(map[string]any)
-		if v, ok := m["value"]; ok {
-			set(v)
-		}
-		if vs, ok := m["values"].([]any); ok {
-			for _, v := range vs {
-				set(v)
-			}
-		}
-	}
-	if data != nil && data["resultType"] == "scalar" {
-		set(data["result"])
-	}
-	out, _ := json.Marshal(doc)
-	return out
-}
-
-// addWarning adds a Thanos/Mimir-style partial-response warning to every
-// successful answer.
-func addWarning(w string) func([]byte) []byte {
-	return func(body []byte) []byte {
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil || doc["status"] != "success" {
-			return body
-		}
-		ws, _ := doc["warnings"].([]any)
-		doc["warnings"] = append(ws, w)
-		out, _ := json.Marshal(doc)
-		return out
-	}
-}
-
 // oversizedServer answers every request with a valid-looking answer that
 // announces n bytes and streams until the client hangs up.
 func oversizedServer(t *testing.T, n int64) string {
@@ -1046,89 +978,10 @@ func oversizedServer(t *testing.T, n int64) string {
 	return s.URL
 }
 
-// docRequested says whether docs/reliability.md should be written.
-func docRequested() bool {
-	return *reliabilityDoc || os.Getenv("RELIABILITY_DOC") != ""
-}
-
-// writeDocSection replaces (or appends) the section between
-// "<!-- BEGIN name -->" and "<!-- END name -->" of docs/reliability.md with
-// a table of rows. Each test binary owns its section, so the export and the
-// datasource matrices (separate binaries) can be regenerated separately.
-func writeDocSection(t *testing.T, name, intro string, rows []matrixRow) {
-	t.Helper()
-	path := filepath.Join(repoRoot(t), "docs", "reliability.md")
-	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- BEGIN %s -->\n", name)
-	fmt.Fprintf(&b, "%s\n\n", intro)
-	b.WriteString("| fault | path | outcome |\n|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(r.fault), mdCell(r.path), mdCell(r.outcome))
+func docRows(rows []matrixRow) []faultdoc.Row {
+	out := make([]faultdoc.Row, len(rows))
+	for i, r := range rows {
+		out[i] = faultdoc.Row{Fault: r.fault, Path: r.path, Outcome: r.outcome}
 	}
-	fmt.Fprintf(&b, "<!-- END %s -->\n", name)
-	if err := replaceDocSection(path, name, b.String()); err != nil {
-		t.Fatalf("writing %s: %v", path, err)
-	}
-	t.Logf("wrote the %s section of %s (%d rows)", name, path, len(rows))
-}
-
-// reliabilityHeader starts a new docs/reliability.md.
-const reliabilityHeader = `# Reliability under faults, load and bad input
-
-Generated; do not edit by hand. Each section is rewritten by the run that
-measures it:
-
-    go test ./pkg/export -run TestExportFaultMatrix -reliability-doc          # export fault matrix
-    go test ./pkg/plugin -run TestDatasourceFaultMatrix -reliability-doc      # datasource fault matrix
-    go test -race ./pkg/plugin -run TestLoadQueryData -reliability-doc        # load
-    scripts/fuzz.sh --doc                                                     # fuzzing (about 15 minutes)
-
-(` + "`RELIABILITY_DOC=1`" + ` works as well as the flag.) In the fault matrices each row is
-one fault injected into one path, and the outcome column is what the test
-observed and asserted on that run. Ports and temporary paths in quoted
-messages are replaced by PORT, STORE and TMP.
-
-`
-
-func replaceDocSection(path, name, section string) error {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		old = []byte(reliabilityHeader)
-	} else if err != nil {
-		return err
-	}
-	re := regexp.MustCompile(`(?s)<!-- BEGIN ` + regexp.QuoteMeta(name) + ` -->.*?<!-- END ` + regexp.QuoteMeta(name) + ` -->\n?`)
-	var doc string
-	if re.Match(old) {
-		doc = re.ReplaceAllLiteralString(string(old), section)
-	} else {
-		doc = strings.TrimRight(string(old), "\n") + "\n\n" + section
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(doc), 0o644)
-}
-
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-}
-
-// repoRoot finds the module root (the directory holding go.mod).
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
+	return out
 }

@@ -14,10 +14,10 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
+
 	"flag"
 	"fmt"
+	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
+
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +130,7 @@ func TestDatasourceFaultMatrix(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		if !docWanted() {
+		if !faultdoc.Requested(*reliabilityDoc) {
 			return
 		}
 		if t.Failed() {
@@ -142,7 +142,7 @@ func TestDatasourceFaultMatrix(t *testing.T) {
 			order[r.fault] = i
 		}
 		slices.SortStableFunc(rows, func(a, b faultRow) int { return order[a.fault] - order[b.fault] })
-		writeReliabilitySection(t, "datasource", datasourceDocIntro, rows)
+		faultdoc.WriteTable(t, "datasource", datasourceDocIntro, docRows(rows))
 	})
 }
 
@@ -264,7 +264,7 @@ func healthOutcome(h *backend.CheckHealthResult, row dsFault) string {
 	}
 	out := status
 	if line != "" {
-		out = fmt.Sprintf("%s: %q", status, stableText(line))
+		out = fmt.Sprintf("%s: %q", status, stableLine(line))
 	}
 	if row.healthNote != "" {
 		out += " (" + row.healthNote + ")"
@@ -378,7 +378,7 @@ func datasourceFaults() []dsFault {
 			healthSays: []string{`result type "string"`}},
 		{fault: "Prometheus: NaN and ±Inf values",
 			setup: func(t *testing.T, e *env) {
-				p := newRewritingProxy(t, e.prom.URL, rewriteNonFinite)
+				p := newRewritingProxy(t, e.prom.URL, promfake.NonFinite)
 				e.promURL = p.URL
 			},
 			how:   "a proxy replaces every sample value of the real answers with NaN, +Inf or -Inf",
@@ -386,7 +386,7 @@ func datasourceFaults() []dsFault {
 			healthNote: "NaN and ±Inf are valid sample values: the probes succeed and the metric families exist; the panels say nothing finite was measured"},
 		{fault: "Prometheus: partial data with warnings (Thanos/Mimir)",
 			setup: func(t *testing.T, e *env) {
-				p := newRewritingProxy(t, e.prom.URL, rewriteAddWarning("partial response: store 10.0.0.3:10901 unavailable"))
+				p := newRewritingProxy(t, e.prom.URL, promfake.AddWarning("partial response: store 10.0.0.3:10901 unavailable"))
 				e.promURL = p.URL
 			},
 			how: "values are kept as answered and flagged", keepsValues: true,
@@ -619,56 +619,6 @@ func newRewritingProxy(t *testing.T, target string, rewrite func([]byte) []byte)
 	return s
 }
 
-// rewriteNonFinite replaces every sample value with NaN, +Inf or -Inf in
-// turn.
-func rewriteNonFinite(body []byte) []byte {
-	var doc map[string]any
-	if json.Unmarshal(body, &doc) != nil {
-		return body
-	}
-	d, _ := doc["data"].(map[string]any)
-	result, _ := d["result"].([]any)
-	values := []string{"NaN", "+Inf", "-Inf"}
-	n := 0
-	set := func(pt any) {
-		if p, ok := pt.([]any); ok && len(p) == 2 {
-			p[1] = values[n%len(values)]
-			n++
-		}
-	}
-	for _, s := range result {
-		m, _ := s.(map[string]any)
-		if v, ok := m["value"]; ok {
-			set(v)
-		}
-		if vs, ok := m["values"].([]any); ok {
-			for _, v := range vs {
-				set(v)
-			}
-		}
-	}
-	if d != nil && d["resultType"] == "scalar" {
-		set(d["result"])
-	}
-	out, _ := json.Marshal(doc)
-	return out
-}
-
-// rewriteAddWarning adds a Thanos/Mimir-style warning to every successful
-// answer.
-func rewriteAddWarning(w string) func([]byte) []byte {
-	return func(body []byte) []byte {
-		var doc map[string]any
-		if json.Unmarshal(body, &doc) != nil || doc["status"] != "success" {
-			return body
-		}
-		ws, _ := doc["warnings"].([]any)
-		doc["warnings"] = append(ws, w)
-		out, _ := json.Marshal(doc)
-		return out
-	}
-}
-
 // oversizedProm answers every request with n bytes of a valid-looking
 // answer (announced in Content-Length).
 func oversizedProm(t *testing.T, n int) string {
@@ -683,85 +633,19 @@ func oversizedProm(t *testing.T, n int) string {
 	return s.URL
 }
 
-// docWanted says whether docs/reliability.md should be written.
-func docWanted() bool {
-	return *reliabilityDoc || os.Getenv("RELIABILITY_DOC") != ""
-}
-
-var volatileText = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:PORT"},
-	{regexp.MustCompile(`file:///tmp/\S+?/\d+(/|:|\))`), "file://STORE$1"},
-	{regexp.MustCompile(`/tmp/\S+`), "TMP"},
-	{regexp.MustCompile(`(lookup \S+) on [0-9.:\[\]a-f]+:`), "$1:"},
-}
-
-// stableText removes what changes between runs (ports, temporary paths).
-func stableText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	for _, v := range volatileText {
-		s = v.re.ReplaceAllString(s, v.with)
+func docRows(rows []faultRow) []faultdoc.Row {
+	out := make([]faultdoc.Row, len(rows))
+	for i, r := range rows {
+		out[i] = faultdoc.Row{Fault: r.fault, Path: r.path, Outcome: r.outcome}
 	}
+	return out
+}
+
+// stableLine is one health message for the doc: stable text, one line, short.
+func stableLine(s string) string {
+	s = faultdoc.Stable(strings.Join(strings.Fields(s), " "))
 	if len(s) > 180 {
 		s = s[:177] + "..."
 	}
 	return s
-}
-
-// writeReliabilitySection replaces the section between "<!-- BEGIN name
-// -->" and "<!-- END name -->" of docs/reliability.md (the export's test
-// binary owns the export section; see pkg/export/faults_test.go).
-func writeReliabilitySection(t *testing.T, name, intro string, rows []faultRow) {
-	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- BEGIN %s -->\n%s\n\n| fault | path | outcome |\n|---|---|---|\n", name, intro)
-	for _, r := range rows {
-		cell := strings.NewReplacer("|", `\|`, "\n", " ")
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell.Replace(r.fault), cell.Replace(r.path), cell.Replace(r.outcome))
-	}
-	fmt.Fprintf(&b, "<!-- END %s -->\n", name)
-	writeDocBlock(t, name, b.String())
-}
-
-// writeDocBlock replaces (or appends) one marked block of
-// docs/reliability.md.
-func writeDocBlock(t *testing.T, name, block string) {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "docs", "reliability.md")
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		old = []byte("# Reliability under faults\n")
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`(?s)<!-- BEGIN ` + regexp.QuoteMeta(name) + ` -->.*?<!-- END ` + regexp.QuoteMeta(name) + ` -->\n?`)
-	var doc string
-	if re.Match(old) {
-		doc = re.ReplaceAllLiteralString(string(old), block)
-	} else {
-		doc = strings.TrimRight(string(old), "\n") + "\n\n" + block
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote the %s block of %s", name, path)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -231,7 +232,7 @@ func TestLoadQueryData(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls in %v", calls, wall.Round(time.Millisecond))
-	if docWanted() {
+	if faultdoc.Requested(*reliabilityDoc) {
 		defer func() {
 			if t.Failed() {
 				return
@@ -240,7 +241,7 @@ func TestLoadQueryData(t *testing.T) {
 			if raceEnabled {
 				race = "with"
 			}
-			writeDocBlock(t, "load", fmt.Sprintf("<!-- BEGIN load -->\n## Load\n\n"+
+			faultdoc.WriteBlock(t, "load", fmt.Sprintf("<!-- BEGIN load -->\n## Load\n\n"+
 				"`TestLoadQueryData` (pkg/plugin/load_test.go), run %s the race detector: %d concurrent `QueryData` calls over gRPC "+
 				"(`experimental/datasourcetest`), one query each, cycling through %d query types, half on a finished run (cache on, cold at the start) "+
 				"and half on a live one (ended 30 s before the plugin's clock, younger than the 70 s atelet lag; cache off, so every call harvests and "+
