@@ -1,12 +1,11 @@
 package artifact
 
 import (
-	"github.com/substrate/density/internal/pytest"
-
 	"math"
 	"math/rand/v2"
-
 	"testing"
+
+	"github.com/substrate/density/internal/pytest"
 )
 
 // These tests compare the encoder with Python's json.dumps itself. python3 is

@@ -21,10 +21,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"flag"
 	"fmt"
-	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"maps"
 	"net/http"
@@ -33,7 +31,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +40,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/substrate/density/internal/faultdoc"
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"

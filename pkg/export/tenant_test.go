@@ -2,56 +2,13 @@ package export
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/substrate/density/internal/promfake"
 )
-
-// recordingProxy is a Mimir-style gateway in front of the real Prometheus:
-// it serves the API under /prometheus and records the tenant header and
-// the Authorization header of every request it forwards.
-type recordingProxy struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []seenRequest
-}
-
-type seenRequest struct{ path, tenant, auth string }
-
-func newRecordingProxy(t *testing.T, target string) *recordingProxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	p := &recordingProxy{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.seen = append(p.seen, seenRequest{r.URL.Path, r.Header.Get("X-Scope-OrgID"), r.Header.Get("Authorization")})
-		p.mu.Unlock()
-		if !strings.HasPrefix(r.URL.Path, "/prometheus/") {
-			http.NotFound(w, r)
-			return
-		}
-		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/prometheus")
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *recordingProxy) requests() []seenRequest {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]seenRequest(nil), p.seen...)
-}
 
 // TestTenantAndTokenReachEveryRequest: the export's --header tenant id and
 // bearer token (from --bearer-token-file, and from PROMETHEUS_BEARER_TOKEN)
@@ -74,7 +31,7 @@ func TestTenantAndTokenReachEveryRequest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newRecordingProxy(t, prom.URL)
+			p := promfake.NewGateway(t, prom.URL)
 			dir := copyRun(t, run)
 			e := newEnv(nil, tc.env)
 			args := append([]string{"--run-dir", dir, "--prometheus-url", p.URL + "/prometheus", "--no-cluster-facts", "--no-wait",
@@ -82,13 +39,13 @@ func TestTenantAndTokenReachEveryRequest(t *testing.T) {
 			if code := Main(context.Background(), args, e.Env); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
-			seen := p.requests()
+			seen := p.Requests()
 			if len(seen) < 20 {
 				t.Fatalf("only %d requests reached the backend", len(seen))
 			}
 			for _, r := range seen {
-				if r.tenant != "tenant-a" || r.auth != tc.wantToken {
-					t.Errorf("%s: X-Scope-OrgID %q, Authorization %q; want tenant-a and %q", r.path, r.tenant, r.auth, tc.wantToken)
+				if r.Tenant != "tenant-a" || r.Auth != tc.wantToken {
+					t.Errorf("%s: X-Scope-OrgID %q, Authorization %q; want tenant-a and %q", r.Path, r.Tenant, r.Auth, tc.wantToken)
 				}
 			}
 			m := readRows(t, filepath.Join(dir, "stats.jsonl"))[0]["measurements"].(map[string]any)

@@ -20,13 +20,13 @@ package harvest_test
 // a disagreement with the semantic truth asserted elsewhere.
 
 import (
-	"github.com/substrate/density/internal/simrun"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
 )

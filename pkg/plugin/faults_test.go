@@ -14,10 +14,8 @@ package plugin
 import (
 	"bytes"
 	"context"
-
 	"flag"
 	"fmt"
-	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +23,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +33,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/internal/faultdoc"
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/runs"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/substrate/density/internal/faultdoc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"go.uber.org/goleak"
+
+	"github.com/substrate/density/internal/faultdoc"
 )
 
 // loadMix is the mix of query types of the load test: every query type,

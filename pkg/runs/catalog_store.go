@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+
 	// The object-store drivers register their URL schemes with blob's
 	// default mux; credentials come from the environment the way each
 	// cloud SDK finds them.

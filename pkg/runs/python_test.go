@@ -2,17 +2,16 @@ package runs
 
 import (
 	"bytes"
-	"github.com/substrate/density/internal/pytest"
-
 	"errors"
 	"math"
 	"math/rand/v2"
-
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/substrate/density/internal/pytest"
 )
 
 // These tests check the Python emulation against the real thing: python3 is
