@@ -278,22 +278,7 @@ func (p *scanner) number() (string, error) {
 func (p *scanner) skip() error {
 	switch c := p.peek(); c {
 	case '{':
-		p.i++
-		for first := true; ; first = false {
-			ok, err := p.more(first, '}')
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return nil
-			}
-			if _, err := p.key(); err != nil {
-				return err
-			}
-			if err := p.skip(); err != nil {
-				return err
-			}
-		}
+		return p.members(func(string) error { return p.skip() })
 	case '[':
 		p.i++
 		for first := true; ; first = false {
@@ -328,7 +313,8 @@ func (p *scanner) skip() error {
 	}
 }
 
-func (p *scanner) envelope(a *answer) error {
+// members reads an object, calling fn with each key; fn reads the value.
+func (p *scanner) members(fn func(key string) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
@@ -341,6 +327,14 @@ func (p *scanner) envelope(a *answer) error {
 		if err != nil {
 			return err
 		}
+		if err := fn(k); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *scanner) envelope(a *answer) error {
+	return p.members(func(k string) (err error) {
 		switch {
 		case strings.EqualFold(k, "status"):
 			a.status, err = p.strOrNull("status", a.status)
@@ -355,10 +349,8 @@ func (p *scanner) envelope(a *answer) error {
 		default:
 			err = p.skip()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 func (p *scanner) strings(what string) ([]string, error) {
@@ -393,23 +385,9 @@ func (p *scanner) data(a *answer) error {
 	if isNull, err := p.null(); err != nil || isNull {
 		return err
 	}
-	if err := p.expect('{'); err != nil {
-		return err
-	}
 	var typ string
 	resultAt := -1
-	for first := true; ; first = false {
-		ok, err := p.more(first, '}')
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		k, err := p.key()
-		if err != nil {
-			return err
-		}
+	err := p.members(func(k string) (err error) {
 		switch {
 		case strings.EqualFold(k, "resultType"):
 			if typ, err = p.strOrNull("resultType", typ); err != nil {
@@ -424,20 +402,20 @@ func (p *scanner) data(a *answer) error {
 		case strings.EqualFold(k, "result"):
 			if typ == "" {
 				resultAt = p.i
-				if err := p.skip(); err != nil {
-					return err
-				}
-				continue
+				return p.skip()
 			}
 			if a.series, err = p.result(typ); err != nil {
 				return err
 			}
 			resultAt = -1
+			return nil
 		default:
-			if err := p.skip(); err != nil {
-				return err
-			}
+			return p.skip()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if typ == "" {
 		return errors.New(`unexpected value type "<ValNone>"`)
@@ -445,7 +423,6 @@ func (p *scanner) data(a *answer) error {
 	if resultAt >= 0 {
 		end := p.i
 		p.i = resultAt
-		var err error
 		if a.series, err = p.result(typ); err != nil {
 			return err
 		}
@@ -529,21 +506,7 @@ func (p *scanner) matrix() ([]Series, error) {
 			return nil, err
 		}
 		if !isNull {
-			if err := p.expect('{'); err != nil {
-				return nil, err
-			}
-			for first := true; ; first = false {
-				ok, err := p.more(first, '}')
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					break
-				}
-				k, err := p.key()
-				if err != nil {
-					return nil, err
-				}
+			err := p.members(func(k string) (err error) {
 				switch {
 				case strings.EqualFold(k, "metric"):
 					s.Labels, err = p.labels()
@@ -552,9 +515,10 @@ func (p *scanner) matrix() ([]Series, error) {
 				default: // "histograms" (native histograms are not used) and the rest
 					err = p.skip()
 				}
-				if err != nil {
-					return nil, err
-				}
+				return err
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		if s.Labels == nil {
@@ -659,21 +623,7 @@ func (p *scanner) vector() ([]Series, error) {
 			return nil, err
 		}
 		if !isNull {
-			if err := p.expect('{'); err != nil {
-				return nil, err
-			}
-			for first := true; ; first = false {
-				ok, err := p.more(first, '}')
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					break
-				}
-				k, err := p.key()
-				if err != nil {
-					return nil, err
-				}
+			err := p.members(func(k string) (err error) {
 				switch {
 				case strings.EqualFold(k, "metric"):
 					s.Labels, err = p.labels()
@@ -693,9 +643,10 @@ func (p *scanner) vector() ([]Series, error) {
 				default:
 					err = p.skip()
 				}
-				if err != nil {
-					return nil, err
-				}
+				return err
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		if s.Labels == nil {
