@@ -60,6 +60,11 @@ func describe(what string, err error) error {
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		s := se.Status()
+		if s.Reason == metav1.StatusReasonTimeout {
+			// client-go reports its own request timeout this way too: say it
+			// in the same words as a context deadline.
+			return fmt.Errorf("%s: timed out: %d %s: %s", what, s.Code, s.Reason, s.Message)
+		}
 		return fmt.Errorf("%s: %d %s: %s", what, s.Code, s.Reason, s.Message)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -592,7 +592,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 			"403", "forbidden"),
 		kubeRow("Kubernetes: timeout", kubefake.Config{Token: kubeToken, Pods: smallCluster.PodSource(), Nodes: smallCluster.NodeSource(),
 			Faults: map[string]kubefake.Fault{kubefake.Pods: {Delay: time.Minute}, kubefake.Nodes: {Delay: time.Minute}, kubefake.Events: {Delay: time.Minute}}},
-			"Timeout"),
+			"timed out"),
 		{fault: "Kubernetes: continue token expires (410) twice mid-pagination", path: "export --run-dir",
 			setup: func(f *faultFixture) {
 				// The before snapshot of the paged cluster, taken from a
