@@ -134,36 +134,33 @@ func (c *Cache) Generated(t testing.TB, name string) *Run {
 func (c *Cache) Prometheus(t testing.TB, name string) (*Run, *Server) {
 	t.Helper()
 	r := c.run(t, name)
-	r.promOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), launchTimeout)
-		defer cancel()
-		r.prom, r.promErr = Launch(ctx, r.OM, filepath.Join(r.Dir, "prom"))
-		if r.promErr == nil {
-			t.Logf("prometheus for %s: backfill %v, ready %v", name, r.prom.LoadTime.Round(time.Millisecond), r.prom.ReadyTime.Round(time.Millisecond))
-		}
-	})
-	if r.promErr != nil {
-		fatalLaunch(t, "prometheus", r.promErr)
-	}
-	return r, r.prom
+	return r, r.launchOnce(t, &r.promOnce, &r.prom, &r.promErr, "prometheus", "prom", Launch)
 }
 
 // VictoriaMetrics is Prometheus for VictoriaMetrics.
 func (c *Cache) VictoriaMetrics(t testing.TB, name string) (*Run, *Server) {
 	t.Helper()
 	r := c.run(t, name)
-	r.vmOnce.Do(func() {
+	return r, r.launchOnce(t, &r.vmOnce, &r.vm, &r.vmErr, "victoria-metrics", "vm", LaunchVM)
+}
+
+// launchOnce starts one kind of server for the run on first use and fails
+// the test when it cannot start.
+func (r *Run) launchOnce(t testing.TB, once *sync.Once, srv **Server, srvErr *error, kind, sub string,
+	launch func(ctx context.Context, omFile, workDir string) (*Server, error)) *Server {
+	t.Helper()
+	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), launchTimeout)
 		defer cancel()
-		r.vm, r.vmErr = LaunchVM(ctx, r.OM, filepath.Join(r.Dir, "vm"))
-		if r.vmErr == nil {
-			t.Logf("victoria-metrics for %s: ready %v, import %v", name, r.vm.ReadyTime.Round(time.Millisecond), r.vm.LoadTime.Round(time.Millisecond))
+		*srv, *srvErr = launch(ctx, r.OM, filepath.Join(r.Dir, sub))
+		if *srvErr == nil {
+			t.Logf("%s for %s: load %v, ready %v", kind, r.Name, (*srv).LoadTime.Round(time.Millisecond), (*srv).ReadyTime.Round(time.Millisecond))
 		}
 	})
-	if r.vmErr != nil {
-		fatalLaunch(t, "victoria-metrics", r.vmErr)
+	if *srvErr != nil {
+		fatalLaunch(t, kind, *srvErr)
 	}
-	return r, r.vm
+	return *srv
 }
 
 // Close stops every server and removes the cache's files.

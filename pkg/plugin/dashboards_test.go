@@ -1365,21 +1365,7 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource) *smokeEnv {
 	t.Helper()
 	r, srv := promCache.Prometheus(t, "demo")
 	tr := r.Truth
-	root := t.TempDir()
-	dir := filepath.Join(root, "runs", tr.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, dir := storeRun(t, r)
 	// The export's artifacts (server_summary.json, stats.jsonl), written
 	// into the store run the way `mage demo` writes them into ./demo-run.
 	var stdout, stderr bytes.Buffer

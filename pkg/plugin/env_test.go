@@ -109,21 +109,7 @@ func newEnv(t testing.TB, name string) *env {
 	t.Helper()
 	r, srv := promCache.Prometheus(t, name)
 	tr := r.Truth
-	root := t.TempDir()
-	dir := filepath.Join(root, "runs", tr.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root, dir := storeRun(t, r)
 	if err := os.WriteFile(filepath.Join(dir, runs.FileStatus), []byte(`{"locust_exit_code": 0, "stats_generated": true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -305,4 +291,28 @@ func timeAt(t testing.TB, f *data.Field, i int) time.Time {
 	}
 	t.Fatalf("field %s: %T is not a time", f.Name, f.At(i))
 	return time.Time{}
+}
+
+// storeRun lays a scenario's Locust files out as one run of a results store
+// in the orchestrator's layout; it returns the store root and the run's
+// directory.
+func storeRun(t testing.TB, r *promtest.Run) (root, dir string) {
+	t.Helper()
+	tr := r.Truth
+	root = t.TempDir()
+	dir = filepath.Join(root, "runs", tr.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
+		"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
+		b, err := os.ReadFile(filepath.Join(r.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, dir
 }
