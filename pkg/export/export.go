@@ -171,6 +171,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
 		LagS: o.AteletLagS, Sel: o.selectors(),
+		SeriesPoints: -1, // the artifacts hold PSI summaries only
 	}
 
 	// Kubernetes and Prometheus are read concurrently.

@@ -70,6 +70,12 @@ type Params struct {
 	// datasource never waits; the export waits before harvesting and leaves
 	// it zero).
 	Now int64
+	// SeriesPoints bounds the per-node and per-pod samples a PSI block keeps
+	// for panels (PSIResource.Series), in points per resource: 0 keeps every
+	// sample, a negative value none (the export writes only summaries), a
+	// positive one thins the series to fit (DefaultSeriesPoints for the
+	// datasource). Summaries always use every sample.
+	SeriesPoints int
 }
 
 // Shift is lag_s // 2 (integer division; a negative lag floors like Python).

@@ -74,11 +74,47 @@ func HarvestPodPSI(ctx context.Context, c *promql.Client, p Params) (PSI, []Noti
 	return harvestPSI(ctx, c, p, BlockPodPSI, "pod", func(res string) string { return PodPSIQuery(p.Sel, res) })
 }
 
+// psiRead is one resource's streamed read folded into what the block needs.
+type psiRead struct {
+	summary percentile.Summary
+	keeper  *seriesKeeper
+	seen    map[string]struct{} // non-empty `by` labels
+	series  bool                // any series at all
+	pooled  int                 // steady samples
+	err     error
+}
+
+// readPSI folds a PSI range read chunk by chunk: only the steady samples
+// (pooled) and the labels are kept, plus the panel series Params allows.
+func readPSI(ctx context.Context, c *promql.Client, p Params, q, by string) psiRead {
+	r := psiRead{keeper: newSeriesKeeper(p.SeriesPoints, p.Start, p.End), seen: map[string]struct{}{}}
+	var pooled []float64
+	r.err = readEach(ctx, c, q, p.Start, p.End, func(chunk []promql.Series) {
+		for _, s := range chunk {
+			r.series = true
+			if v := s.Labels[by]; v != "" {
+				r.seen[v] = struct{}{}
+			}
+			for _, smp := range s.Samples {
+				if p.inSteady(smp.T) {
+					pooled = append(pooled, smp.V)
+				}
+			}
+		}
+		r.keeper.add(chunk)
+	})
+	if r.err == nil {
+		r.pooled = len(pooled)
+		r.summary = percentile.OfInPlace(pooled)
+	}
+	return r
+}
+
 func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by string, query func(string) string) (PSI, []Notice) {
-	var reads [3]rangeRead
+	var reads [3]psiRead
 	var wg sync.WaitGroup
 	for i, r := range PSIResources {
-		wg.Go(func() { reads[i] = readRange(ctx, c, query(r.Metric), p.Start, p.End) })
+		wg.Go(func() { reads[i] = readPSI(ctx, c, p, query(r.Metric), by) })
 	}
 	wg.Wait()
 
@@ -95,24 +131,19 @@ func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by strin
 			continue
 		}
 		okReads++
-		dst.Series = rd.series
-		var pooled []float64
-		for _, s := range rd.series {
-			if v := s.Labels[by]; v != "" {
-				seen[v] = struct{}{}
-			}
-			for _, smp := range s.Samples {
-				if p.inSteady(smp.T) {
-					pooled = append(pooled, smp.V)
-				}
-			}
+		dst.Series = rd.keeper.series()
+		dst.Summary = rd.summary
+		for v := range rd.seen {
+			seen[v] = struct{}{}
 		}
-		dst.Summary = percentile.Of(pooled)
 		switch {
-		case len(rd.series) == 0:
+		case !rd.series:
 			notices = append(notices, absent(block, field, "container_pressure_"+r.Metric+"_waiting_seconds_total for the selection"))
-		case len(pooled) == 0:
+		case rd.pooled == 0:
 			notices = append(notices, Notice{Block: block, Field: field, Reason: "null: no sample inside the steady window"})
+		}
+		if n := rd.keeper.downsampled(block, field); n != nil {
+			notices = append(notices, *n)
 		}
 	}
 	if okReads > 0 {

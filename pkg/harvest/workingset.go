@@ -3,6 +3,7 @@ package harvest
 import (
 	"context"
 	"math"
+	"strconv"
 	"sync"
 
 	"github.com/substrate/density/pkg/percentile"
@@ -85,46 +86,43 @@ func HarvestWorkingSet(ctx context.Context, c *promql.Client, p Params) (Working
 }
 
 func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampledFn) (WorkingSet, []Notice) {
-	var reads [4]rangeRead // node, worker, atelet, actor
-	var sampledRead rangeRead
+	var cadvisor [3]wsRead // node, worker, atelet: folded while streaming
+	var actor, sampledRead rangeRead
 	var wg sync.WaitGroup
 	for i, b := range WorkingSetBlocks[:3] {
-		wg.Go(func() { reads[i] = readRange(ctx, c, WorkingSetQuery(p.Sel, b), p.Start, p.End) })
+		wg.Go(func() { cadvisor[i] = readWS(ctx, c, p, WorkingSetQuery(p.Sel, b)) })
 	}
 	wg.Go(func() {
 		s, e := shiftedWindow(p)
-		reads[3] = readRange(ctx, c, ActorMemoryQuery, s, e)
+		actor = readRange(ctx, c, ActorMemoryQuery, s, e)
 	})
 	wg.Go(func() { sampledRead = sampled(ctx) })
 	wg.Wait()
 
 	out := emptyWorkingSet()
 	var notices []Notice
-	what := [4]string{
+	what := [3]string{
 		"node working sets on nodes hosting a live worker",
 		"live worker containers' working sets",
 		"atelet working sets on nodes hosting a live worker",
-		"ate_actor_stats_memory_working_set_bytes",
 	}
-	// cAdvisor blocks: one series per result series, unshifted.
+	// cAdvisor blocks: one column per result series, unshifted.
 	for i, name := range WorkingSetBlocks[:3] {
 		var n []Notice
-		*out.Block(name), n = wsFromRead(p, name, reads[i], what[i], func(series []promql.Series) []map[int64]float64 {
-			cols := make([]map[int64]float64, len(series))
-			for j, s := range series {
-				cols[j] = make(map[int64]float64, len(s.Samples))
-				for _, smp := range s.Samples {
-					cols[j][smp.T] = smp.V / GiB
-				}
-			}
-			return cols
-		})
+		switch r := cadvisor[i]; {
+		case r.err != nil:
+			n = []Notice{failed(BlockWorkingSet, name, r.err)}
+		case !r.series:
+			n = []Notice{absent(BlockWorkingSet, name, what[i])}
+		default:
+			*out.Block(name), n = r.fold.block(name)
+		}
 		notices = append(notices, n...)
 	}
 	// actor: keyed by process, merged by max, timestamps shifted back.
 	shift := p.Shift()
 	var n []Notice
-	out.Actor, n = wsFromRead(p, "actor", reads[3], what[3], func(series []promql.Series) []map[int64]float64 {
+	out.Actor, n = wsFromRead(p, "actor", actor, "ate_actor_stats_memory_working_set_bytes", func(series []promql.Series) []map[int64]float64 {
 		procs := byProcess(series, shift)
 		cols := make([]map[int64]float64, 0, len(procs))
 		for _, proc := range sortedKeys(procs) {
@@ -139,12 +137,12 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 	notices = append(notices, n...)
 	// per_actor: actor / sampled_actors per process and timestamp.
 	switch {
-	case reads[3].err != nil:
-		notices = append(notices, failed(BlockWorkingSet, "per_actor", reads[3].err))
+	case actor.err != nil:
+		notices = append(notices, failed(BlockWorkingSet, "per_actor", actor.err))
 	case sampledRead.err != nil:
 		notices = append(notices, failed(BlockWorkingSet, "per_actor", sampledRead.err))
 	default:
-		mem := byProcess(reads[3].series, shift)
+		mem := byProcess(actor.series, shift)
 		cnt := byProcess(sampledRead.series, shift)
 		var cols []map[int64]float64
 		for _, proc := range sortedKeys(mem) {
@@ -169,6 +167,25 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 	return out, notices
 }
 
+// wsRead is a cAdvisor working-set read folded chunk by chunk: per-series
+// samples are never held, only the block's running figures.
+type wsRead struct {
+	fold   *wsFold
+	series bool // any series at all
+	err    error
+}
+
+func readWS(ctx context.Context, c *promql.Client, p Params, q string) wsRead {
+	r := wsRead{fold: newWSFold(p)}
+	r.err = readEach(ctx, c, q, p.Start, p.End, func(chunk []promql.Series) {
+		for _, s := range chunk {
+			r.series = true
+			r.fold.add(s.Key(), s.Samples, GiB)
+		}
+	})
+	return r
+}
+
 // wsFromRead turns a read into a sub-block through cols, which maps the
 // series to per-series timestamp -> GiB columns.
 func wsFromRead(p Params, name string, r rangeRead, what string, cols func([]promql.Series) []map[int64]float64) (WSBlock, []Notice) {
@@ -185,38 +202,65 @@ func wsFromRead(p Params, name string, r rangeRead, what string, cols func([]pro
 // (at least one). Columns are in a fixed order so float sums are
 // deterministic.
 func wsBlock(p Params, name string, cols []map[int64]float64) (WSBlock, []Notice) {
-	type agg struct{ sum, max float64 }
-	at := map[int64]*agg{}
-	var steady []float64
-	count := 0
-	for _, col := range cols {
-		hasSteady := false
+	f := newWSFold(p)
+	for i, col := range cols {
+		samples := make([]promql.Sample, 0, len(col))
 		for _, t := range sortedKeys(col) {
-			v := col[t]
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
-			}
-			a := at[t]
-			if a == nil {
-				at[t] = &agg{sum: v, max: v}
-			} else {
-				a.sum += v
-				a.max = max(a.max, v)
-			}
-			if p.inSteady(t) {
-				steady = append(steady, v)
-				hasSteady = true
-			}
+			samples = append(samples, promql.Sample{T: t, V: col[t]})
 		}
-		if hasSteady {
-			count++
+		f.add(strconv.Itoa(i), samples, 1)
+	}
+	return f.block(name)
+}
+
+// wsFold accumulates a working-set sub-block series by series: the sum and
+// max at each timestamp, the steady samples and the series with one. Series
+// of one timestamp arrive in a fixed order (matrix order within a chunk, and
+// a timestamp lies in one chunk), so the float sums are deterministic and
+// equal to the unchunked ones.
+type wsFold struct {
+	p       Params
+	at      map[int64]*wsAgg
+	steady  []float64
+	counted map[string]struct{}
+}
+
+type wsAgg struct{ sum, max float64 }
+
+func newWSFold(p Params) *wsFold {
+	return &wsFold{p: p, at: map[int64]*wsAgg{}, counted: map[string]struct{}{}}
+}
+
+// add folds one series' samples (divided by scale) under the series id.
+func (f *wsFold) add(id string, samples []promql.Sample, scale float64) {
+	hasSteady := false
+	for _, smp := range samples {
+		v := smp.V / scale
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if a := f.at[smp.T]; a == nil {
+			f.at[smp.T] = &wsAgg{sum: v, max: v}
+		} else {
+			a.sum += v
+			a.max = max(a.max, v)
+		}
+		if f.p.inSteady(smp.T) {
+			f.steady = append(f.steady, v)
+			hasSteady = true
 		}
 	}
-	b := WSBlock{Summary: percentile.Of(steady), Count: ptr(count), Timeseries: make([]WSPoint, 0, len(at))}
-	for _, t := range sortedKeys(at) {
-		b.Timeseries = append(b.Timeseries, WSPoint{Timestamp: t, TotalGB: percentile.Round4(at[t].sum), MaxGB: percentile.Round4(at[t].max)})
+	if hasSteady {
+		f.counted[id] = struct{}{}
 	}
-	if count == 0 {
+}
+
+func (f *wsFold) block(name string) (WSBlock, []Notice) {
+	b := WSBlock{Summary: percentile.OfInPlace(f.steady), Count: ptr(len(f.counted)), Timeseries: make([]WSPoint, 0, len(f.at))}
+	for _, t := range sortedKeys(f.at) {
+		b.Timeseries = append(b.Timeseries, WSPoint{Timestamp: t, TotalGB: percentile.Round4(f.at[t].sum), MaxGB: percentile.Round4(f.at[t].max)})
+	}
+	if len(f.counted) == 0 {
 		return b, []Notice{{Block: BlockWorkingSet, Field: name, Reason: "summary null: no sample inside the steady window"}}
 	}
 	return b, nil

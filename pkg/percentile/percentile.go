@@ -4,6 +4,7 @@ package percentile
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -39,6 +40,23 @@ func Of(values []float64) Summary {
 	return OfRounded(values, 4)
 }
 
+// OfInPlace is Of over a buffer the caller gives up: it is filtered and
+// sorted in place instead of copied (the pooled samples of a large run are
+// hundreds of MB). The sum runs in the input order, as in Of.
+func OfInPlace(values []float64) Summary {
+	v := values[:0]
+	sum := 0.0
+	for _, x := range values {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		v = append(v, x)
+		sum += x
+	}
+	slices.Sort(v)
+	return summarize(v, sum, 4)
+}
+
 // OfRounded is Of with the final rounding at the given number of decimals
 // (trial_summary's actors-per-pod percentiles round to 2).
 func OfRounded(values []float64, decimals int) Summary {
@@ -51,10 +69,15 @@ func OfRounded(values []float64, decimals int) Summary {
 		v = append(v, x)
 		sum += x
 	}
+	sort.Float64s(v)
+	return summarize(v, sum, decimals)
+}
+
+// summarize reads P off sorted finite values whose sum is given.
+func summarize(v []float64, sum float64, decimals int) Summary {
 	if len(v) == 0 {
 		return Summary{}
 	}
-	sort.Float64s(v)
 	n := len(v)
 	at := func(q float64) *float64 {
 		i := int(math.Floor(float64(n) * q))

@@ -2,6 +2,8 @@ package percentile
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -73,5 +75,32 @@ func TestRoundLikePython(t *testing.T) {
 	}
 	if !math.IsNaN(Round(math.NaN(), 4)) {
 		t.Error("NaN must pass through")
+	}
+}
+
+// TestOfInPlaceEqualsOf: the in-place variant gives Of's summary (the same
+// sum order, the same ranks) for random inputs with NaN and ±Inf mixed in.
+func TestOfInPlaceEqualsOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for n := range 300 {
+		values := make([]float64, n)
+		for i := range values {
+			switch rng.IntN(20) {
+			case 0:
+				values[i] = math.NaN()
+			case 1:
+				values[i] = math.Inf(1 - 2*rng.IntN(2))
+			default:
+				values[i] = rng.NormFloat64() * 100
+			}
+		}
+		want := Of(values)
+		got := OfInPlace(slices.Clone(values))
+		for k, w := range want.Values() {
+			g := got.Values()[k]
+			if (w == nil) != (g == nil) || (w != nil && *w != *g) {
+				t.Fatalf("n=%d %s: OfInPlace %v, Of %v", n, Keys[k], g, w)
+			}
+		}
 	}
 }

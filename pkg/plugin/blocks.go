@@ -31,6 +31,7 @@ func (d *Datasource) params(e runs.Entry, now int64) harvest.Params {
 	return harvest.Params{
 		Start: e.Start, End: e.End, SteadyStart: e.SteadyStart, SteadyEnd: e.SteadyEnd,
 		LagS: d.settings.AteletLagSeconds, Sel: d.settings.selectors(), Now: now,
+		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 }
 

@@ -33,6 +33,7 @@ const (
 	DefaultRangeTimeout     = 8 * time.Second
 	DefaultMaxInFlight      = 8
 	DefaultMaxPoints        = 11000
+	DefaultMaxSeriesPoints  = 1_000_000
 	DefaultMaxResponseBytes = 64 << 20
 	DefaultRetries          = 2
 	DefaultMaxRetryWait     = 2 * time.Second
@@ -48,6 +49,12 @@ type Config struct {
 	RangeTimeout   time.Duration // default 8s
 	MaxInFlight    int           // default 8
 	MaxPoints      int           // per series per request; default 11000
+	// MaxSeriesPoints bounds one range answer's size in points, series ×
+	// steps (default 1,000,000: ~35 MB of JSON, ~16 MB decoded, a few
+	// seconds of a 2-core Prometheus, far under its default
+	// --query.max-samples of 50 M). Long ranges are cut into time chunks
+	// sized by the series count (see RangeEach).
+	MaxSeriesPoints int
 
 	// MaxResponseBytes bounds one HTTP answer (default 64 MiB): a larger
 	// answer is an error naming the limit, not an out-of-memory.

@@ -54,6 +54,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxPoints == 0 {
 		cfg.MaxPoints = DefaultMaxPoints
 	}
+	if cfg.MaxSeriesPoints == 0 {
+		cfg.MaxSeriesPoints = DefaultMaxSeriesPoints
+	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -73,6 +76,8 @@ func New(cfg Config) (*Client, error) {
 	case cfg.MaxPoints < 2:
 		// One point per chunk would make no progress across a range.
 		return nil, errors.New("promql: MaxPoints must be at least 2")
+	case cfg.MaxSeriesPoints < 0:
+		return nil, errors.New("promql: MaxSeriesPoints must be positive")
 	case cfg.MaxResponseBytes < 0:
 		return nil, errors.New("promql: MaxResponseBytes must be positive")
 	}
@@ -172,36 +177,130 @@ func (c *Client) instant(ctx context.Context, query string, t int64, idx int) (*
 }
 
 // Range evaluates query over [start, end] at step seconds (if end <= start,
-// end = start+1), splitting into consecutive chunks so no series exceeds
-// MaxPoints per request, and joining the chunks per label set. Series are
-// sorted by label set the way Prometheus sorts a matrix; a series whose
+// end = start+1) and joins the chunks RangeEach reads per label set. Series
+// are sorted by label set the way Prometheus sorts a matrix; a series whose
 // samples were all NaN/±Inf is kept with no samples.
 func (c *Client) Range(ctx context.Context, query string, start, end, step int64) ([]Series, error) {
+	var parts [][]Series
+	err := c.RangeEach(ctx, query, start, end, step, func(chunk []Series) error {
+		parts = append(parts, chunk)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	return joinChunks(parts), nil
+}
+
+// countAbovePoints: a range read with more evaluation points than this (one
+// hour at 10 s) first counts its series; shorter reads go out whole unless
+// MaxPoints cuts them.
+const countAbovePoints = 361
+
+// RangeEach evaluates query over [start, end] at step seconds (if end <=
+// start, end = start+1) in consecutive time chunks and hands each chunk's
+// series to visit, in time order, from the calling goroutine; a chunk is not
+// referenced after visit returns, so a caller that folds chunks into
+// running figures never holds the whole answer. Each chunk's series are
+// sorted like a Prometheus matrix; a series missing from a chunk had no
+// point in it.
+//
+// Chunks hold at most MaxPoints points per series (Prometheus refuses more
+// than 11,000) and at most MaxSeriesPoints points in all, so neither the
+// response-size limit nor the server's sample budget is reached by a long
+// read over many series: a read longer than an hour first counts its series
+// with one instant `count(query)` at the middle of the range, and every
+// chunk re-sizes the next by the most series seen so far (series come and
+// go). A chunk the server still refuses for its sample budget is halved (see
+// rangeSpan). The first failing chunk fails the read; the chunks visited
+// before it must then be discarded by the caller, as must the whole read
+// when visit returns an error (which is returned as is).
+func (c *Client) RangeEach(ctx context.Context, query string, start, end, step int64, visit func(chunk []Series) error) error {
 	if step <= 0 {
-		return nil, c.wrap(KindRange, query, fmt.Errorf("step must be positive, got %d", step))
+		return c.wrap(KindRange, query, fmt.Errorf("step must be positive, got %d", step))
 	}
 	if end <= start {
 		end = start + 1
 	}
 	idx := c.log.add(Entry{Kind: KindRange, Query: query, Start: start, End: end, Step: step})
-	chunks := splitRange(start, end, step, int64(c.cfg.MaxPoints))
-	parts := make([][][]Series, len(chunks))
-	err := parallel(ctx, len(chunks), func(ctx context.Context, i int) error {
-		var err error
-		parts[i], err = c.rangeSpan(ctx, query, chunks[i], step, idx)
-		if err != nil && len(chunks) > 1 {
-			return fmt.Errorf("chunk %d/%d [%d, %d]: %w", i+1, len(chunks), chunks[i].start, chunks[i].end, err)
+	series := int64(1)
+	if points := (end-start)/step + 1; points > countAbovePoints {
+		n, err := c.countSeries(ctx, query, start+(end-start)/step/2*step, idx)
+		if err != nil {
+			return c.wrap(KindRange, query, fmt.Errorf("counting its series to size the chunks: %w", err))
 		}
-		return err
-	})
+		series = max(n, 1)
+	}
+	// Chunks are sized by points and then by time: one that takes more than
+	// a quarter of the timeout shrinks the next in proportion (a loaded
+	// server evaluates slower than the budget assumes; a series fanning in
+	// from many, like `and on (instance)` over every pod, costs more than its
+	// answer shows), a fast one lets them grow back, and one that times out
+	// is tried again at a quarter of its size, at most maxShrinks times per
+	// read, if it was big (over a tenth of the budget: a small read that
+	// times out means a stuck server, and retrying would only hang the
+	// caller longer). Each request thereby stays within the timeout the spec
+	// gives it.
+	target := c.effective(c.cfg.RangeTimeout) / 4
+	scale, ceiling, shrinks := 1.0, 1.0, 0
+	for from, k := start, 1; from <= end; {
+		points := min(int64(c.cfg.MaxPoints), max(int64(float64(c.cfg.MaxSeriesPoints)*scale)/series, 1))
+		sp := nextSpan(from, end, step, points)
+		began := time.Now()
+		parts, err := c.rangeSpan(ctx, query, sp, step, idx)
+		size := ((sp.end-sp.start)/step + 1) * series
+		if err != nil && timedOut(err) && ctx.Err() == nil && size > int64(c.cfg.MaxSeriesPoints)/10 && shrinks < maxShrinks {
+			shrinks++
+			scale = float64(max((sp.end-sp.start)/step+1, 4)/4*series) / float64(c.cfg.MaxSeriesPoints)
+			ceiling = 2 * scale // never grow back to the size that timed out
+			continue
+		}
+		if err != nil {
+			if sp.start != start || sp.end != end {
+				left := (end - sp.end + points*step - 1) / (points * step)
+				err = fmt.Errorf("chunk %d/%d [%d, %d]: %w", k, int64(k)+left, sp.start, sp.end, err)
+			}
+			return c.wrap(KindRange, query, err)
+		}
+		if took := time.Since(began); took > target {
+			scale *= max(float64(target)/float64(took), 1.0/8)
+		} else if took < target/4 {
+			scale = min(scale*2, ceiling)
+		}
+		for _, p := range parts {
+			sortSeries(p, func(s *Series) map[string]string { return s.Labels })
+			series = max(series, int64(len(p)))
+			if err := visit(p); err != nil {
+				return err
+			}
+		}
+		from = sp.end + step
+		k++
+	}
+	return nil
+}
+
+// maxShrinks bounds how often one range read re-sizes a timed-out chunk.
+const maxShrinks = 2
+
+// countSeries is how many series query gives at t (0 when none). Like the
+// chunks, it belongs to the range read's log entry idx (the log lists the
+// queries a caller asked for, not how they were cut).
+func (c *Client) countSeries(ctx context.Context, query string, t int64, idx int) (int64, error) {
+	a, err := c.instant(ctx, "count("+query+")", t, idx)
 	if err != nil {
-		return nil, c.wrap(KindRange, query, err)
+		return 0, err
 	}
-	var flat [][]Series
-	for _, p := range parts {
-		flat = append(flat, p...)
+	if a.resultType != "vector" {
+		return 0, fmt.Errorf("count: unexpected result type %q (want vector)", valueType(a))
 	}
-	return joinChunks(flat), nil
+	if len(a.series) == 0 || len(a.series[0].Samples) == 0 {
+		return 0, nil
+	}
+	return int64(a.series[0].Samples[0].V), nil
 }
 
 // rangeSpan reads one span. When the server refuses it for loading too many
@@ -254,9 +353,7 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, ep st
 		return nil, fmt.Errorf("waiting for a request slot: %w", ctx.Err())
 	}
 	defer func() { <-c.sem }()
-	if c.clientTimeout > 0 && c.clientTimeout < timeout {
-		timeout = c.clientTimeout
-	}
+	timeout = c.effective(timeout)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// Also ask the server to give up at the same time, so an abandoned
@@ -266,11 +363,39 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, idx int, ep st
 	c.log.warn(idx, warnings)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no answer within the %s timeout: %w", timeout, err)
+			return nil, &timeoutError{timeout: timeout, err: err}
 		}
 		return nil, err
 	}
 	return v, nil
+}
+
+// effective is a request timeout capped by the caller's http.Client.Timeout.
+func (c *Client) effective(timeout time.Duration) time.Duration {
+	if c.clientTimeout > 0 && c.clientTimeout < timeout {
+		return c.clientTimeout
+	}
+	return timeout
+}
+
+// timeoutError is a request that got no answer within its timeout.
+type timeoutError struct {
+	timeout time.Duration
+	err     error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no answer within the %s timeout: %v", e.timeout, e.err)
+}
+
+func (e *timeoutError) Unwrap() error { return e.err }
+
+// timedOut recognises a request that ran out of time, ours or the server's
+// (Prometheus answers errorType "timeout" when its own query timeout fires).
+func timedOut(err error) bool {
+	var te *timeoutError
+	var ae *v1.Error
+	return errors.As(err, &te) || (errors.As(err, &ae) && ae.Type == v1.ErrTimeout)
 }
 
 // wrap names the query kind, the query and the host (never credentials).

@@ -69,3 +69,12 @@ func sortSeries[T any](items []T, labels func(*T) map[string]string) {
 	}
 	copy(items, sorted)
 }
+
+// Key is a canonical identity of the series' label set, for callers that
+// fold RangeEach chunks per series.
+func (s Series) Key() string { return labelKey(s.Labels) }
+
+// SortSeries sorts series by label set the way Prometheus sorts a matrix.
+func SortSeries(series []Series) {
+	sortSeries(series, func(s *Series) map[string]string { return s.Labels })
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -611,5 +612,123 @@ func TestRangeSampleBudget(t *testing.T) {
 	}
 	if _, err := c.Range(context.Background(), "never", 1000, 1200, 10); err == nil || !strings.Contains(err.Error(), "too many samples") {
 		t.Errorf("err = %v, want the refusal", err)
+	}
+}
+
+// TestRangeSeriesBudget: a long read counts its series first and cuts its
+// chunks so that series × points stays within MaxSeriesPoints, re-sizing
+// when a chunk shows more series than the count (pods come and go).
+func TestRangeSeriesBudget(t *testing.T) {
+	const start, step = int64(1_000_000), int64(10)
+	srv := promfake.New(t, func(r promfake.Request) promfake.Reply {
+		if strings.HasSuffix(r.Path, "/api/v1/query") {
+			if r.Form.Get("query") != "count(q)" || r.Form.Get("time") != fmt.Sprint(start+1990) {
+				return promfake.APIError("bad_data", "unexpected count "+r.Form.Get("query")+" @ "+r.Form.Get("time"))
+			}
+			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "20"}}})))
+		}
+		from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
+		to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
+		n := 20
+		if from >= start+1000 {
+			n = 50 // more series later in the run than at the count's instant
+		}
+		var streams []promfake.Stream
+		for i := range n {
+			var pts []promfake.Point
+			for ts := from; ts <= to; ts += step {
+				pts = append(pts, promfake.Point{T: float64(ts), V: "1"})
+			}
+			streams = append(streams, promfake.Stream{Labels: map[string]string{"s": fmt.Sprintf("%03d", i)}, Points: pts})
+		}
+		return promfake.OK(promfake.Success("matrix", promfake.Matrix(streams...)))
+	})
+	c := newClient(t, srv.URL, func(c *promql.Config) { c.MaxSeriesPoints = 1000 })
+	var chunks []string
+	err := c.RangeEach(context.Background(), "q", start, start+3990, step, func(chunk []promql.Series) error {
+		first := chunk[0].Samples
+		chunks = append(chunks, fmt.Sprintf("%d series × %d", len(chunk), len(first)))
+		for i := 1; i < len(chunk); i++ {
+			if chunk[i-1].Labels["s"] >= chunk[i].Labels["s"] {
+				t.Errorf("chunk not sorted: %v before %v", chunk[i-1].Labels, chunk[i].Labels)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 400 points; 20 series -> 50 points per chunk until a chunk shows 50
+	// series -> 20 points per chunk, the last one what is left.
+	want := []string{"20 series × 50", "20 series × 50", "50 series × 50"}
+	for len(want) < 3+12 {
+		want = append(want, "50 series × 20")
+	}
+	want = append(want, "50 series × 10")
+	if !reflect.DeepEqual(chunks, want) {
+		t.Errorf("chunks %q,\nwant %q", chunks, want)
+	}
+	for _, r := range srv.Requests() {
+		if strings.HasSuffix(r.Path, "/api/v1/query_range") {
+			from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
+			to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
+			if n := (to-from)/step + 1; n*50 > 2500 {
+				t.Errorf("request [%d, %d] of %d points", from, to, n)
+			}
+		}
+	}
+	// visit's error stops the read and comes back as is.
+	stop := errors.New("enough")
+	before := srv.Count()
+	if err := c.RangeEach(context.Background(), "q", start, start+3990, step, func([]promql.Series) error { return stop }); err != stop {
+		t.Errorf("err = %v, want the visitor's", err)
+	}
+	if n := srv.Count() - before; n != 2 {
+		t.Errorf("%d requests after the visitor stopped the read, want 2 (count + first chunk)", n)
+	}
+}
+
+// TestRangeChunkTimeoutShrinks: a big chunk the server cannot answer within
+// the timeout is read again in quarters (and the read never grows back to
+// that size); the joined answer is complete.
+func TestRangeChunkTimeoutShrinks(t *testing.T) {
+	const start, step = int64(1_000_000), int64(10)
+	srv := promfake.New(t, func(r promfake.Request) promfake.Reply {
+		if strings.HasSuffix(r.Path, "/api/v1/query") {
+			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "100"}}})))
+		}
+		from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
+		to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
+		if (to-from)/step+1 > 4 {
+			return promfake.Reply{Delay: time.Second, Body: promfake.Success("matrix", promfake.Matrix())}
+		}
+		var streams []promfake.Stream
+		for i := range 100 {
+			var pts []promfake.Point
+			for ts := from; ts <= to; ts += step {
+				pts = append(pts, promfake.Point{T: float64(ts), V: "1"})
+			}
+			streams = append(streams, promfake.Stream{Labels: map[string]string{"s": fmt.Sprint(i)}, Points: pts})
+		}
+		return promfake.OK(promfake.Success("matrix", promfake.Matrix(streams...)))
+	})
+	c := newClient(t, srv.URL, func(c *promql.Config) { c.MaxSeriesPoints = 1000; c.RangeTimeout = 200 * time.Millisecond })
+	got, err := c.Range(context.Background(), "q", start, start+3990, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 100 || len(got[0].Samples) != 400 || len(got[99].Samples) != 400 {
+		t.Fatalf("%d series, %d samples", len(got), len(got[0].Samples))
+	}
+	slow := 0
+	for _, r := range srv.Requests() {
+		from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
+		to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
+		if strings.HasSuffix(r.Path, "/api/v1/query_range") && (to-from)/step+1 > 4 {
+			slow++
+		}
+	}
+	if slow != 1 {
+		t.Errorf("%d chunks over 4 points sent, want only the first (10 points, timed out)", slow)
 	}
 }

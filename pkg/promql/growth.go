@@ -18,6 +18,12 @@ const lookbackSeconds = 300
 // in several requests.
 const maxRegexValues = 100
 
+// rawSampleInterval is the scrape interval raw reads are sized for: the
+// finest the benchmark clusters use (10 s), so a raw window of W seconds is
+// taken to hold W/10 samples per series when batching raw reads under
+// MaxSeriesPoints.
+const rawSampleInterval = 10
+
 // growthSeries is the working state of one series in WindowGrowth.
 type growthSeries struct {
 	labels     map[string]string
@@ -36,9 +42,11 @@ type growthSeries struct {
 // tell the families apart. If b <= a the growth is zero for every series
 // present at b (never a zero-length range selector).
 //
-// Reads: sel at a and at b (instant), `resets(R) + sum_over_time(R) * 0`
+// Reads: sel at a and at b (instant), then `resets(R) + sum_over_time(R) * 0`
 // with R = `sel[<b-a+300>s] @ b` (one per metric name when sel starts with
-// "{", because both functions drop the name and _sum/_count would collide),
+// "{", because both functions drop the name and _sum/_count would collide;
+// in shards by label value when one would scan more than MaxSeriesPoints
+// samples, see resetShards),
 // and raw samples `sel'[<b-a+300>s] @ b` only for candidate series (resets >
 // 0, a NaN sample in the window, present at a but not at b, seen only inside
 // the window, or v_B < v_A), where sel' narrows sel with a regex on the one
@@ -68,14 +76,8 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 
 	window := b - a + lookbackSeconds
 	braced := strings.HasPrefix(sel, "{")
-	var atA, atB, resets []Series
-	// A bare-name selector needs no name split, so its resets listing can go
-	// out with the two instant reads.
-	n := 2
-	if !braced {
-		n = 3
-	}
-	err := parallel(ctx, n, func(ctx context.Context, i int) error {
+	var atA, atB []Series
+	err := parallel(ctx, 2, func(ctx context.Context, i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -85,10 +87,6 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 		case 1:
 			if atB, err = c.Instant(ctx, sel, b); err != nil {
 				return fmt.Errorf("window growth: reading v_B: %w", err)
-			}
-		case 2:
-			if resets, err = c.Instant(ctx, resetsQuery(sel, window, b), b); err != nil {
-				return fmt.Errorf("window growth: listing restarts: %w", err)
 			}
 		}
 		return nil
@@ -128,18 +126,12 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 	}
 
 	names := metricNames(all)
-	if braced {
-		resets, err = c.resetsByName(ctx, sel, names, window, b)
-		if err != nil {
-			return Growth{}, err
-		}
-	} else {
-		if len(names) != 1 {
-			return Growth{}, fmt.Errorf("window growth: selector %q matched %d metric names", sel, len(names))
-		}
-		for i := range resets {
-			resets[i].Labels["__name__"] = names[0]
-		}
+	if !braced && len(names) != 1 {
+		return Growth{}, fmt.Errorf("window growth: selector %q matched %d metric names", sel, len(names))
+	}
+	resets, err := c.listResets(ctx, sel, braced, all, names, window, b)
+	if err != nil {
+		return Growth{}, err
 	}
 	for _, s := range resets {
 		gs := get(s.Labels)
@@ -244,35 +236,98 @@ func resetsQuery(sel string, window, b int64) string {
 	return fmt.Sprintf("resets(%s) + sum_over_time(%s) * 0", r, r)
 }
 
-// resetsByName lists restarts per metric name: resets drops __name__, so a
-// selector over _sum and _count would otherwise produce colliding series.
-func (c *Client) resetsByName(ctx context.Context, sel string, names []string, window, b int64) ([]Series, error) {
-	parts := make([][]Series, len(names))
-	err := parallel(ctx, len(names), func(ctx context.Context, i int) error {
-		q := resetsQuery(withName(sel, "__name__="+strconv.Quote(names[i])), window, b)
-		res, err := c.Instant(ctx, q, b)
-		if err != nil {
+// listResets lists every series' restarts over the window: per metric name
+// for a braced selector (resets drops __name__, so a selector over _sum and
+// _count would otherwise produce colliding series), and in shards when one
+// listing would scan more than MaxSeriesPoints raw samples (see
+// resetShards). The listed series get their __name__ back.
+func (c *Client) listResets(ctx context.Context, sel string, braced bool, all []*growthSeries, names []string, window, b int64) ([]Series, error) {
+	type part struct{ name, query string }
+	var parts []part
+	for _, name := range names {
+		named := sel
+		if braced {
+			named = withName(sel, "__name__="+strconv.Quote(name))
+		}
+		var group []*growthSeries
+		for _, gs := range all {
+			if gs.labels["__name__"] == name {
+				group = append(group, gs)
+			}
+		}
+		for _, shard := range resetShards(named, group, window, c.cfg.MaxSeriesPoints) {
+			parts = append(parts, part{name, resetsQuery(shard, window, b)})
+		}
+	}
+	res := make([][]Series, len(parts))
+	err := parallel(ctx, len(parts), func(ctx context.Context, i int) error {
+		var err error
+		if res[i], err = c.Instant(ctx, parts[i].query, b); err != nil {
 			return fmt.Errorf("window growth: listing restarts: %w", err)
 		}
-		for j := range res {
-			res[j].Labels["__name__"] = names[i]
+		for j := range res[i] {
+			res[i][j].Labels["__name__"] = parts[i].name
 		}
-		parts[i] = res
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	var out []Series
-	for _, p := range parts {
-		out = append(out, p...)
+	for _, r := range res {
+		out = append(out, r...)
 	}
 	return out, nil
 }
 
+// resetShards cuts one metric's restart listing into selectors that each
+// scan at most budget raw samples (at rawSampleInterval): by one label's
+// values known at A and B, in batches, plus one shard for every other value
+// (series born and gone inside the window, which only the listing can find)
+// with a negative matcher over all the known ones. Together the shards
+// select exactly what sel selects. The label is the one with the fewest
+// distinct values that still allows shards that small (instance rather than
+// pod or cgroup id: shorter regexes), else the one with the most.
+func resetShards(sel string, group []*growthSeries, window int64, budget int) []string {
+	perSeries := max(window/rawSampleInterval, 1)
+	total := int64(len(group)) * perSeries
+	if total <= int64(budget) {
+		return []string{sel}
+	}
+	need := int((total + int64(budget) - 1) / int64(budget))
+	label, values := "", []string(nil)
+	for _, l := range labelNames(group) {
+		if l == "__name__" || l == "le" {
+			continue
+		}
+		set := map[string]bool{}
+		for _, gs := range group {
+			set[gs.labels[l]] = true
+		}
+		n := len(set)
+		better := n > len(values) // more shards possible
+		if len(values) >= need {
+			better = n >= need && n < len(values) // enough shards, shorter regex
+		}
+		if better {
+			label, values = l, sortedKeys(set)
+		}
+	}
+	if len(values) < 2 {
+		return []string{sel}
+	}
+	perValue := (int64(len(group)) + int64(len(values)) - 1) / int64(len(values))
+	perShard := int(max(1, int64(budget)/(perValue*perSeries)))
+	var out []string
+	for i := 0; i < len(values); i += perShard {
+		out = append(out, withMatcher(sel, label+"=~"+strconv.Quote(alternation(values[i:min(i+perShard, len(values))]))))
+	}
+	return append(out, withMatcher(sel, label+"!~"+strconv.Quote(alternation(values))))
+}
+
 // readRaw reads raw samples of the candidate series into their state.
 func (c *Client) readRaw(ctx context.Context, sel string, all, cands []*growthSeries, index map[string]*growthSeries, window, b int64) error {
-	queries := rawQueries(sel, all, cands, window, b)
+	queries := rawQueries(sel, all, cands, window, b, c.cfg.MaxSeriesPoints)
 	parts := make([][]Series, len(queries))
 	err := parallel(ctx, len(queries), func(ctx context.Context, i int) error {
 		res, err := c.instantMatrix(ctx, queries[i], b)
@@ -299,7 +354,11 @@ func (c *Client) readRaw(ctx context.Context, sel string, all, cands []*growthSe
 // candidates' metric names (braced selectors) and by a regex on the label
 // that matches the fewest known series while covering every candidate
 // (typically instance or pod: a restart affects all series of a process).
-func rawQueries(sel string, all, cands []*growthSeries, window, b int64) []string {
+//
+// A batch covers at most maxRegexValues values and, at the expected samples
+// per series, at most budget samples: at 24 h one restarted atelet's
+// histograms are tens of series of ~8,700 samples each.
+func rawQueries(sel string, all, cands []*growthSeries, window, b int64, budget int) []string {
 	braced := strings.HasPrefix(sel, "{")
 	base := sel
 	nameOK := func(*growthSeries) bool { return true }
@@ -344,9 +403,11 @@ func rawQueries(sel string, all, cands []*growthSeries, window, b int64) []strin
 	if bestLabel == "" {
 		return []string{rangeOf(base)}
 	}
+	perValue := (int64(bestMatched) + int64(len(bestValues)) - 1) / int64(len(bestValues))
+	perBatch := int(min(maxRegexValues, max(1, int64(budget)/(perValue*max(window/rawSampleInterval, 1)))))
 	var out []string
-	for i := 0; i < len(bestValues); i += maxRegexValues {
-		batch := bestValues[i:min(i+maxRegexValues, len(bestValues))]
+	for i := 0; i < len(bestValues); i += perBatch {
+		batch := bestValues[i:min(i+perBatch, len(bestValues))]
 		out = append(out, rangeOf(withMatcher(base, bestLabel+"=~"+strconv.Quote(alternation(batch)))))
 	}
 	return out

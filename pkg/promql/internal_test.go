@@ -186,19 +186,19 @@ func TestRawQueries(t *testing.T) {
 		}
 	}
 	// Every series of one process restarted: narrowed to that instance.
-	got := rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, all[3:6], 900, 2000)
+	got := rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, all[3:6], 900, 2000, DefaultMaxSeriesPoints)
 	want := []string{`{__name__=~"h_(bucket|count|sum)", instance=~"10\\.0\\.0\\.2:80"}[900s] @ 2000`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// Only the _count of two processes: names narrowed too.
-	got = rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, []*growthSeries{all[1], all[7]}, 900, 2000)
+	got = rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, []*growthSeries{all[1], all[7]}, 900, 2000, DefaultMaxSeriesPoints)
 	want = []string{`{__name__=~"h_count", instance=~"10\\.0\\.0\\.1:80|10\\.0\\.0\\.3:80"}[900s] @ 2000`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// Everything is a candidate: no narrowing at all.
-	got = rawQueries(`h_count`, all[1:2], all[1:2], 900, 2000)
+	got = rawQueries(`h_count`, all[1:2], all[1:2], 900, 2000, DefaultMaxSeriesPoints)
 	if want := []string{`h_count[900s] @ 2000`}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -207,9 +207,19 @@ func TestRawQueries(t *testing.T) {
 	for i := range 250 {
 		many = append(many, mk("c_total", fmt.Sprintf("i%03d", i), "p"))
 	}
-	got = rawQueries(`c_total{job="x"}`, append(many, mk("c_total", "other", "p")), many, 60, 100)
+	got = rawQueries(`c_total{job="x"}`, append(many, mk("c_total", "other", "p")), many, 60, 100, DefaultMaxSeriesPoints)
 	if len(got) != 3 || !strings.HasPrefix(got[0], `c_total{job="x", instance=~"i000|i001|`) || !strings.Contains(got[2], `i249"}[60s] @ 100`) {
 		t.Errorf("batched queries: %d, first %.80q", len(got), got[0])
+	}
+	// A long window under a small budget: 1,000 samples per series (10,000 s
+	// at 10 s), 3 series per instance, budget 9,000 -> 3 instances per read.
+	got = rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, all, 10000, 20000, 9000)
+	if len(got) != 1 || !strings.HasPrefix(got[0], `{__name__=~"h_(bucket|count|sum)"}[10000s]`) {
+		t.Errorf("every series a candidate: %q", got)
+	}
+	got = rawQueries(`{__name__=~"h_(bucket|count|sum)"}`, all, all[:6], 10000, 20000, 5000)
+	if len(got) != 2 || !strings.Contains(got[0], `instance=~"10\\.0\\.0\\.1:80"`) || !strings.Contains(got[1], `instance=~"10\\.0\\.0\\.2:80"`) {
+		t.Errorf("budgeted batches: %q", got)
 	}
 }
 
@@ -237,3 +247,25 @@ func TestRetryAfter(t *testing.T) {
 }
 
 const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+func TestResetShards(t *testing.T) {
+	var group []*growthSeries
+	for i, inst := range []string{"a", "a", "b", "b", "c", "c"} {
+		group = append(group, &growthSeries{labels: map[string]string{"__name__": "x", "instance": inst, "pod": fmt.Sprintf("p%d", i)}})
+	}
+	// 6 series x 100 samples fit a budget of 600: one listing.
+	if got := resetShards(`x{job="j"}`, group, 1000, 600); !reflect.DeepEqual(got, []string{`x{job="j"}`}) {
+		t.Errorf("within budget: %q", got)
+	}
+	// Budget 250: 3 shards needed; instance (3 values) is preferred to pod
+	// (6): one instance (200 samples) per shard, then the unknown rest.
+	want := []string{`x{job="j", instance=~"a"}`, `x{job="j", instance=~"b"}`, `x{job="j", instance=~"c"}`, `x{job="j", instance!~"a|b|c"}`}
+	if got := resetShards(`x{job="j"}`, group, 1000, 250); !reflect.DeepEqual(got, want) {
+		t.Errorf("budget 250: %q, want %q", got, want)
+	}
+	// Budget 150: 4 shards needed, more than instances: by pod, one each.
+	got := resetShards(`x`, group, 1000, 150)
+	if len(got) != 7 || got[0] != `x{pod=~"p0"}` || got[6] != `x{pod!~"p0|p1|p2|p3|p4|p5"}` {
+		t.Errorf("budget 150: %q", got)
+	}
+}

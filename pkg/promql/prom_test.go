@@ -276,6 +276,26 @@ func TestRealPrometheus(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(g1, g) {
 			t.Errorf("MaxInFlight 1: %+v, %v; want the same growth", g1, err)
 		}
+		// A sample budget under one listing's scan (150 samples per series
+		// here): the restart listing goes out in shards, one per instance
+		// plus one for the instances unknown at A and B, same growth.
+		sharded, slog := realClient(t, srv.URL, func(c *promql.Config) { c.MaxSeriesPoints = 200 })
+		g2, err := sharded.WindowGrowth(ctx, "c_total", winA, winB)
+		if err != nil || !reflect.DeepEqual(g2, g) {
+			t.Errorf("sharded listing: %+v, %v; want the same growth", g2, err)
+		}
+		listings := 0
+		for _, q := range slog.Queries() {
+			if strings.HasPrefix(q, "resets(") {
+				listings++
+				if !strings.Contains(q, `instance=~"`) && !strings.Contains(q, `instance!~"`) {
+					t.Errorf("unsharded listing %q", q)
+				}
+			}
+		}
+		if listings < 3 {
+			t.Errorf("%d restart listings, want one per instance and the rest: %q", listings, slog.Queries())
+		}
 		// What sum(SEL) - sum(SEL @ A) would give, to show the difference
 		// matters: it loses r's and m's restarts and x's, z's growth.
 		naive, err := c.Instant(ctx, fmt.Sprintf("sum(c_total) - sum(c_total @ %d)", winA), winB)
@@ -470,6 +490,22 @@ func TestRealPrometheus(t *testing.T) {
 					}
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("%s step %d MaxPoints %d: split answer differs from unsplit", q, step, maxPoints)
+					}
+					if n := len(log.Queries()); n != 1 {
+						t.Errorf("log has %d entries for one split query", n)
+					}
+				}
+				// The series × points budget: chunks sized by the series
+				// count (probed first when the range is over an hour's
+				// points, learned from each chunk otherwise).
+				for _, budget := range []int{3, 40} {
+					split, log := realClient(t, srv.URL, func(c *promql.Config) { c.MaxSeriesPoints = budget })
+					got, err := split.Range(ctx, q, t0-100, t0+2500, step)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s step %d MaxSeriesPoints %d: split answer differs from unsplit", q, step, budget)
 					}
 					if n := len(log.Queries()); n != 1 {
 						t.Errorf("log has %d entries for one split query", n)

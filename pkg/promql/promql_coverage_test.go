@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,9 @@ func TestCoverageDefaultInFlightIsEight(t *testing.T) {
 // read as 11,000 + 1,001 and joined back into one series.
 func TestCoverageDefaultPointCapSplits(t *testing.T) {
 	srv := promfake.New(t, func(r promfake.Request) promfake.Reply {
+		if strings.HasSuffix(r.Path, "/api/v1/query") { // the series count that sizes the chunks
+			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "1"}}})))
+		}
 		start, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
 		end, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
 		step, _ := strconv.ParseInt(r.Form.Get("step"), 10, 64)
@@ -71,7 +75,9 @@ func TestCoverageDefaultPointCapSplits(t *testing.T) {
 	}
 	var spans []string
 	for _, r := range srv.Requests() {
-		spans = append(spans, r.Form.Get("start")+"-"+r.Form.Get("end"))
+		if strings.HasSuffix(r.Path, "/api/v1/query_range") {
+			spans = append(spans, r.Form.Get("start")+"-"+r.Form.Get("end"))
+		}
 	}
 	sort.Strings(spans)
 	want := []string{fmt.Sprintf("%d-%d", start, start+109990), fmt.Sprintf("%d-%d", start+110000, start+120000)}

@@ -10,15 +10,18 @@ type span struct{ start, end int64 }
 // twice. (Prometheus refuses a query with more than 11,000 steps per series.)
 func splitRange(start, end, step, maxPoints int64) []span {
 	var out []span
-	width := (maxPoints - 1) * step
-	for s := start; s <= end; s += width + step {
-		e := s + width
-		if e > end {
-			e = end
-		}
-		out = append(out, span{s, e})
+	for s := start; s <= end; {
+		sp := nextSpan(s, end, step, maxPoints)
+		out = append(out, sp)
+		s = sp.end + step
 	}
 	return out
+}
+
+// nextSpan is the span of at most points evaluation points (at least one)
+// that starts at from and ends no later than end.
+func nextSpan(from, end, step, points int64) span {
+	return span{from, min(from+(max(points, 1)-1)*step, end)}
 }
 
 // joinChunks concatenates per-chunk answers per label set, in chunk order,
