@@ -14,6 +14,9 @@
 #   REUSE=1                         reuse WORK's generated block if present
 #                                   (e.g. a second export with other flags)
 #   REPORT=WORK/report.md           where the table goes
+#   DATASOURCE=0                    skip the datasource panel latency
+#                                   (pkg/plugin TestScalePanelLatency,
+#                                   appended to REPORT)
 # Output: REPORT (also printed). Exit 1 when a check fails.
 #
 # Measured on the 2-core, 24 GiB machine (docs/performance.md): the full
@@ -97,5 +100,11 @@ sed -n '1,40p' "$WORK/export.log"
 
 status=0
 "$tsdbgen" report --dir "$WORK" | tee "$REPORT" || status=$?
+if [ "${DATASOURCE:-1}" != 0 ]; then
+  echo "bench-scale: datasource panels, cold and cached (TestScalePanelLatency)"
+  DENSITY_SCALE_DIR="$WORK" DENSITY_SCALE_PROM="http://127.0.0.1:$port" DENSITY_SCALE_REPORT="$WORK/datasource.md" \
+    go test ./pkg/plugin -run '^TestScalePanelLatency$' -count=1 -timeout 30m >"$WORK/datasource.log" 2>&1 || status=1
+  { echo; cat "$WORK/datasource.md" 2>/dev/null || tail -20 "$WORK/datasource.log"; } | tee -a "$REPORT"
+fi
 echo "bench-scale: report in $REPORT"
 exit $status

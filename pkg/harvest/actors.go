@@ -45,22 +45,34 @@ func HarvestActiveActors(ctx context.Context, c *promql.Client, p Params) (Activ
 }
 
 // byProcess merges series by process (duplicates by max, never sum) into
-// process -> shifted-back timestamp -> value.
-func byProcess(series []promql.Series, shift int64) map[string]map[int64]float64 {
-	out := map[string]map[int64]float64{}
+// process -> samples in time order, timestamps as read (unshifted). A
+// process with one series keeps that series' samples (no copy: at 24 h x 500
+// atelets a map per process cost ~170 MB per use).
+func byProcess(series []promql.Series) map[string][]promql.Sample {
+	groups := map[string][]promql.Series{}
 	for _, s := range series {
-		proc := processKey(s.Labels)
-		m := out[proc]
-		if m == nil {
-			m = map[int64]float64{}
-			out[proc] = m
+		k := processKey(s.Labels)
+		groups[k] = append(groups[k], s)
+	}
+	out := make(map[string][]promql.Sample, len(groups))
+	for k, g := range groups {
+		if len(g) == 1 {
+			out[k] = g[0].Samples
+			continue
 		}
-		for _, smp := range s.Samples {
-			t := smp.T - shift
-			if old, ok := m[t]; !ok || smp.V > old {
-				m[t] = smp.V
+		merged := map[int64]float64{}
+		for _, s := range g {
+			for _, smp := range s.Samples {
+				if old, ok := merged[smp.T]; !ok || smp.V > old {
+					merged[smp.T] = smp.V
+				}
 			}
 		}
+		samples := make([]promql.Sample, 0, len(merged))
+		for _, t := range sortedKeys(merged) {
+			samples = append(samples, promql.Sample{T: t, V: merged[t]})
+		}
+		out[k] = samples
 	}
 	return out
 }
@@ -73,20 +85,25 @@ func activeActors(p Params, r rangeRead) (ActiveActors, []Notice) {
 		return emptyActors(), []Notice{absent(BlockActiveActors, "", "ate_actor_stats_sampled_actors")}
 	}
 	shift := p.Shift()
-	procs := byProcess(r.series, shift)
+	procs := byProcess(r.series)
 	names := sortedKeys(procs)
 	out := ActiveActors{Atelets: ptr(len(procs)), Timeseries: []ActorsPoint{}}
 	var totals []float64
 	s, e := shiftedWindow(p)
-	// Walk the 10 s grid of the range query (in shifted-back time).
-	for t := s - shift; t <= e-shift; t += Step {
+	next := make([]int, len(names)) // per process, its first sample not yet walked past
+	// Walk the 10 s grid of the range query; points carry shifted-back time.
+	for t := s; t <= e; t += Step {
 		reported := false
 		total, active := 0.0, 0
-		for _, proc := range names { // fixed order: deterministic float sum
-			v, ok := procs[proc][t]
-			if !ok {
+		for i, proc := range names { // fixed order: deterministic float sum
+			samples := procs[proc]
+			for next[i] < len(samples) && samples[next[i]].T < t {
+				next[i]++
+			}
+			if next[i] == len(samples) || samples[next[i]].T != t {
 				continue // a missing atelet counts as 0
 			}
+			v := samples[next[i]].V
 			reported = true
 			total += v
 			if v > 0 {
@@ -96,6 +113,7 @@ func activeActors(p Params, r rangeRead) (ActiveActors, []Notice) {
 		if !reported {
 			continue // no atelet reported: a failed scrape looks the same
 		}
+		t := t - shift
 		out.Timeseries = append(out.Timeseries, ActorsPoint{Timestamp: t, ActiveActors: total, ActiveAtelets: active})
 		if p.inSteady(t) {
 			totals = append(totals, total)

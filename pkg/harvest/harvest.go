@@ -90,6 +90,21 @@ func (p Params) Shift() int64 {
 // inSteady reports whether t lies in the closed steady window.
 func (p Params) inSteady(t int64) bool { return p.SteadyStart <= t && t <= p.SteadyEnd }
 
+// steadyPoints is how many points of a range read over [start, end] at
+// Step lie in the steady window: the size of a series' steady samples, to
+// allocate pooled samples once instead of growing them by copies.
+func (p Params) steadyPoints(start, end int64) int {
+	from := max(p.SteadyStart, start)
+	if from > start { // round up to the read's grid
+		from = start + (from-start+Step-1)/Step*Step
+	}
+	to := min(p.SteadyEnd, max(end, start+1))
+	if to < from {
+		return 0
+	}
+	return int((to-from)/Step + 1)
+}
+
 // Validate rejects parameters no block can use.
 func (p Params) Validate() error {
 	switch {

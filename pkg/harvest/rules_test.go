@@ -198,28 +198,45 @@ func TestActiveActorsGridWalk(t *testing.T) {
 
 func TestWorkingSetBlockCountRules(t *testing.T) {
 	p := Params{SteadyStart: 100, SteadyEnd: 200}
+	S := func(tv ...float64) []promql.Sample {
+		var out []promql.Sample
+		for i := 0; i < len(tv); i += 2 {
+			out = append(out, promql.Sample{T: int64(tv[i]), V: tv[i+1]})
+		}
+		return out
+	}
 	cases := []struct {
 		name   string
-		cols   []map[int64]float64
+		series [][]promql.Sample
+		shift  int64
 		count  string
 		p50    string
 		points string
 	}{
-		{"two series, one steady", []map[int64]float64{{50: 1, 100: 2}, {50: 3}}, "1", "2", "[{50 4 3} {100 2 2}]"},
-		{"samples but none steady: count 0, summary null", []map[int64]float64{{50: 1}}, "0", "null", "[{50 1 1}]"},
-		{"rounding to 4 decimals", []map[int64]float64{{150: 0.123456}, {150: 0.000049}}, "2", "0.1235", "[{150 0.1235 0.1235}]"},
+		{"two series, one steady", [][]promql.Sample{S(50, 1, 100, 2), S(50, 3)}, 0, "1", "2", "[{50 4 3} {100 2 2}]"},
+		{"samples but none steady: count 0, summary null", [][]promql.Sample{S(50, 1)}, 0, "0", "null", "[{50 1 1}]"},
+		{"rounding to 4 decimals", [][]promql.Sample{S(150, 0.123456), S(150, 0.000049)}, 0, "2", "0.1235", "[{150 0.1235 0.1235}]"},
+		{"shifted back before the steady test", [][]promql.Sample{S(135, 1, 235, 2)}, 35, "1", "2", "[{100 1 1} {200 2 2}]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, _ := wsBlock(p, "node", c.cols)
+			f := newWSFold(p)
+			for i, s := range c.series {
+				f.add(fmt.Sprint(i), s, 1, c.shift)
+			}
+			b, _ := f.block("node")
 			if pi(b.Count) != c.count || pf(b.Summary.P50) != c.p50 || fmt.Sprint(b.Timeseries) != c.points {
 				t.Errorf("count %s p50 %s points %v; want %s %s %s", pi(b.Count), pf(b.Summary.P50), b.Timeseries, c.count, c.p50, c.points)
 			}
 		})
 	}
-	r, n := wsFromRead(p, "worker", rangeRead{}, "x", nil)
-	if r.Count != nil || r.Timeseries == nil || len(n) != 1 {
-		t.Errorf("no series: count %s timeseries %v notices %v; want null, [], one notice", pi(r.Count), r.Timeseries, n)
+	if e := emptyWSBlock(); e.Count != nil || e.Timeseries == nil || e.Summary.P50 != nil {
+		t.Errorf("a block without series: %+v; want count null, timeseries [], summary null", e)
+	}
+	// per_actor joins a process's memory and count by timestamp, skipping
+	// missing and zero counts.
+	if got := perActor(S(10, 100, 20, 200, 30, 300, 40, 400), S(10, 2, 30, 0, 40, 4, 50, 5)); fmt.Sprint(got) != "[{10 50} {40 100}]" {
+		t.Errorf("perActor = %v", got)
 	}
 }
 

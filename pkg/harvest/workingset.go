@@ -3,7 +3,6 @@ package harvest
 import (
 	"context"
 	"math"
-	"strconv"
 	"sync"
 
 	"github.com/substrate/density/pkg/percentile"
@@ -122,18 +121,19 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 	// actor: keyed by process, merged by max, timestamps shifted back.
 	shift := p.Shift()
 	var n []Notice
-	out.Actor, n = wsFromRead(p, "actor", actor, "ate_actor_stats_memory_working_set_bytes", func(series []promql.Series) []map[int64]float64 {
-		procs := byProcess(series, shift)
-		cols := make([]map[int64]float64, 0, len(procs))
+	switch {
+	case actor.err != nil:
+		n = []Notice{failed(BlockWorkingSet, "actor", actor.err)}
+	case len(actor.series) == 0:
+		n = []Notice{absent(BlockWorkingSet, "actor", "ate_actor_stats_memory_working_set_bytes")}
+	default:
+		f := newWSFold(p)
+		procs := byProcess(actor.series)
 		for _, proc := range sortedKeys(procs) {
-			m := procs[proc]
-			for t, v := range m {
-				m[t] = v / GiB
-			}
-			cols = append(cols, m)
+			f.add(proc, procs[proc], GiB, shift)
 		}
-		return cols
-	})
+		out.Actor, n = f.block("actor")
+	}
 	notices = append(notices, n...)
 	// per_actor: actor / sampled_actors per process and timestamp.
 	switch {
@@ -142,25 +142,20 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 	case sampledRead.err != nil:
 		notices = append(notices, failed(BlockWorkingSet, "per_actor", sampledRead.err))
 	default:
-		mem := byProcess(actor.series, shift)
-		cnt := byProcess(sampledRead.series, shift)
-		var cols []map[int64]float64
+		mem, cnt := byProcess(actor.series), byProcess(sampledRead.series)
+		f := newWSFold(p)
+		procs := 0
 		for _, proc := range sortedKeys(mem) {
-			m := map[int64]float64{}
-			for t, bytes := range mem[proc] {
-				if k, ok := cnt[proc][t]; ok && k != 0 {
-					m[t] = bytes / k / GiB
-				}
-			}
-			if len(m) > 0 {
-				cols = append(cols, m)
+			if per := perActor(mem[proc], cnt[proc]); len(per) > 0 {
+				f.add(proc, per, GiB, shift)
+				procs++
 			}
 		}
-		if len(cols) == 0 {
+		if procs == 0 {
 			notices = append(notices, Notice{Block: BlockWorkingSet, Field: "per_actor",
 				Reason: "null: no timestamp where an atelet reported both its actors' memory and a non-zero sampled actor count"})
 		} else {
-			out.PerActor, n = wsBlock(p, "per_actor", cols)
+			out.PerActor, n = f.block("per_actor")
 			notices = append(notices, n...)
 		}
 	}
@@ -178,39 +173,32 @@ type wsRead struct {
 func readWS(ctx context.Context, c *promql.Client, p Params, q string) wsRead {
 	r := wsRead{fold: newWSFold(p)}
 	r.err = readEach(ctx, c, q, p.Start, p.End, func(chunk []promql.Series) {
+		if r.fold.steady == nil {
+			r.fold.steady = make([]float64, 0, len(chunk)*p.steadyPoints(p.Start, p.End))
+		}
 		for _, s := range chunk {
 			r.series = true
-			r.fold.add(s.Key(), s.Samples, GiB)
+			r.fold.add(s.Key(), s.Samples, GiB, 0)
 		}
 	})
 	return r
 }
 
-// wsFromRead turns a read into a sub-block through cols, which maps the
-// series to per-series timestamp -> GiB columns.
-func wsFromRead(p Params, name string, r rangeRead, what string, cols func([]promql.Series) []map[int64]float64) (WSBlock, []Notice) {
-	if r.err != nil {
-		return emptyWSBlock(), []Notice{failed(BlockWorkingSet, name, r.err)}
-	}
-	if len(r.series) == 0 {
-		return emptyWSBlock(), []Notice{absent(BlockWorkingSet, name, what)}
-	}
-	return wsBlock(p, name, cols(r.series))
-}
-
-// wsBlock computes summary, count and timeseries over per-series columns
-// (at least one). Columns are in a fixed order so float sums are
-// deterministic.
-func wsBlock(p Params, name string, cols []map[int64]float64) (WSBlock, []Notice) {
-	f := newWSFold(p)
-	for i, col := range cols {
-		samples := make([]promql.Sample, 0, len(col))
-		for _, t := range sortedKeys(col) {
-			samples = append(samples, promql.Sample{T: t, V: col[t]})
+// perActor is one process's actor memory divided by its sampled actor
+// count at the timestamps where both exist and the count is not 0 (both in
+// time order).
+func perActor(mem, cnt []promql.Sample) []promql.Sample {
+	var out []promql.Sample
+	j := 0
+	for _, m := range mem {
+		for j < len(cnt) && cnt[j].T < m.T {
+			j++
 		}
-		f.add(strconv.Itoa(i), samples, 1)
+		if j < len(cnt) && cnt[j].T == m.T && cnt[j].V != 0 {
+			out = append(out, promql.Sample{T: m.T, V: m.V / cnt[j].V})
+		}
 	}
-	return f.block(name)
+	return out
 }
 
 // wsFold accumulates a working-set sub-block series by series: the sum and
@@ -231,21 +219,23 @@ func newWSFold(p Params) *wsFold {
 	return &wsFold{p: p, at: map[int64]*wsAgg{}, counted: map[string]struct{}{}}
 }
 
-// add folds one series' samples (divided by scale) under the series id.
-func (f *wsFold) add(id string, samples []promql.Sample, scale float64) {
+// add folds one series' samples (divided by scale, timestamps moved back by
+// shift) under the series id.
+func (f *wsFold) add(id string, samples []promql.Sample, scale float64, shift int64) {
 	hasSteady := false
 	for _, smp := range samples {
 		v := smp.V / scale
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		if a := f.at[smp.T]; a == nil {
-			f.at[smp.T] = &wsAgg{sum: v, max: v}
+		t := smp.T - shift
+		if a := f.at[t]; a == nil {
+			f.at[t] = &wsAgg{sum: v, max: v}
 		} else {
 			a.sum += v
 			a.max = max(a.max, v)
 		}
-		if f.p.inSteady(smp.T) {
+		if f.p.inSteady(t) {
 			f.steady = append(f.steady, v)
 			hasSteady = true
 		}

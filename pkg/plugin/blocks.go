@@ -60,6 +60,12 @@ func (d *Datasource) blockKey(e runs.Entry, block string) string {
 func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) blockResult {
 	now := d.now()
 	v, hit := d.cache.get(ctx, d.blockKey(e, block), now, func() (any, time.Duration) {
+		select {
+		case d.slots <- struct{}{}:
+			defer func() { <-d.slots }()
+		case <-ctx.Done():
+			return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}, 0
+		}
 		r := d.harvestBlock(ctx, e, block, now.Unix())
 		if ctx.Err() != nil {
 			return r, 0 // a cancelled read is not an answer worth keeping

@@ -53,8 +53,12 @@ type Datasource struct {
 	mux       *datasource.QueryTypeMux
 	resources backend.CallResourceHandler
 	cache     *blockCache
-	// slots bounds the queries of this instance computed at once (Prometheus
-	// requests are bounded separately by the promql client).
+	// slots bounds the blocks this instance harvests at once (Prometheus
+	// requests are bounded separately by the promql client). Queries do not
+	// hold a slot themselves: a panel waiting for a block another panel is
+	// already reading, or served from the cache, must not keep a cheap
+	// panel of the same dashboard waiting (measured at 24 h x 5,000 pods:
+	// packing waited 414 s for slots held by pod-PSI panels sharing one read).
 	slots chan struct{}
 
 	now func() time.Time
@@ -149,8 +153,8 @@ func (s Settings) clusterOptions() cluster.Options {
 	return o
 }
 
-// QueryData runs every query of the request concurrently (bounded by the
-// instance's slots) through the query-type mux, one query per mux call, so
+// QueryData runs every query of the request concurrently (their block
+// harvests bounded by the instance's slots) through the query-type mux, one query per mux call, so
 // that one failing query never fails its neighbours and a slow one never
 // holds up the others' type group.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
@@ -192,12 +196,6 @@ func (d *Datasource) queryOne(ctx context.Context, req *backend.QueryDataRequest
 			resp = errorResponse(backend.PluginError(fmt.Errorf("internal error answering query %s (a bug; please report): %v", q.RefID, r)))
 		}
 	}()
-	select {
-	case d.slots <- struct{}{}:
-		defer func() { <-d.slots }()
-	case <-ctx.Done():
-		return errorResponse(backend.DownstreamError(fmt.Errorf("query %s: %w", q.RefID, ctx.Err())))
-	}
 	sub := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: []backend.DataQuery{q}}
 	r, err := d.mux.QueryData(ctx, sub)
 	if err != nil {
