@@ -159,11 +159,12 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 
 	client, err := promql.New(promql.Config{
-		URL:            o.PrometheusURL,
-		HTTPClient:     &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}},
-		InstantTimeout: o.Timeout,
-		RangeTimeout:   o.Timeout,
-		MaxInFlight:    o.MaxConcurrency,
+		URL:              o.PrometheusURL,
+		HTTPClient:       &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}},
+		InstantTimeout:   o.Timeout,
+		RangeTimeout:     o.Timeout,
+		MaxInFlight:      o.MaxConcurrency,
+		MaxResponseBytes: int64(o.MaxResponseMB) << 20,
 	})
 	if err != nil {
 		return usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})

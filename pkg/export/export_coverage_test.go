@@ -104,7 +104,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 	}
 	want := Options{
 		RunDir: dir, ActorsPerUser: 1, PrometheusURL: "http://prometheus.benchmarking.svc.cluster.local:9090",
-		AteletLagS: 70, MaxConcurrency: 8, ClusterFacts: true,
+		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
 		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
 		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
 	}
@@ -153,7 +153,7 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 	values := map[string]string{
 		"--run-dir": dir, "--out": out, "--start": "100", "--end": "200", "--tag": "g", "--test-name": "n", "--users": "30",
 		"--actors-per-user": "2", "--prometheus-url": "http://127.0.0.1:9", "--header": "X-Scope-OrgID: t1",
-		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--cluster-facts": "false",
+		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
 		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
@@ -609,5 +609,29 @@ func TestCoverageStoreReharvest(t *testing.T) {
 				t.Errorf("worker_restarts = %v, want 3 (before snapshot read from the store)", got)
 			}
 		})
+	}
+}
+
+// --max-response-mb sets the response-size limit: a 2 MiB answer passes the
+// default 64 MiB and fails a limit of 1 MiB, whose notice names it.
+func TestCoverageMaxResponseMB(t *testing.T) {
+	url := oversizedServer(t, 2<<20)
+	for _, c := range []struct {
+		flag []string
+		null bool
+	}{{nil, false}, {[]string{"--max-response-mb", "1"}, true}} {
+		e := newEnv(nil, nil)
+		args := append([]string{"--run-dir", t.TempDir(), "--prometheus-url", url, "--start", itoa(covStart), "--end", itoa(covEnd),
+			"--no-cluster-facts", "--out", t.TempDir()}, c.flag...)
+		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.flag, code, e.errOut.String())
+		}
+		if got := strings.Contains(e.out.String()+e.errOut.String(), "MaxResponseBytes limit of 1048576 bytes"); got != c.null {
+			t.Errorf("%v: limit notice %v, want %v", c.flag, got, c.null)
+		}
+	}
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--max-response-mb", "0"}, e.Env); code != ExitUsage {
+		t.Errorf("--max-response-mb 0: exit %d, want %d", code, ExitUsage)
 	}
 }

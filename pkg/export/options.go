@@ -37,6 +37,7 @@ type Options struct {
 	AteletLagS      int64
 	Timeout         time.Duration
 	MaxConcurrency  int
+	MaxResponseMB   int
 
 	ClusterFacts bool
 	Kubeconfig   string
@@ -103,6 +104,7 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.AteletLagS, "atelet-lag-s", 70, "seconds atelet metrics lag behind reality; snapshot edges shift by half")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "timeout of each Prometheus request (default 5s instant, 8s range) and Kubernetes call (5s)")
 	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 8, "Prometheus requests in flight at most")
+	fs.IntVar(&o.MaxResponseMB, "max-response-mb", 64, "largest Prometheus answer read, in MiB (long reads are cut far below it)")
 	fs.BoolVar(&o.ClusterFacts, "cluster-facts", true, "read cluster facts from Kubernetes (--cluster-facts=false or --no-cluster-facts makes no Kubernetes call)")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig path (default in-cluster, then $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&o.Context, "context", "", "kubeconfig context")
@@ -221,6 +223,8 @@ func (o *Options) validate() error {
 		return usageErrorf("--atelet-lag-s must not be negative")
 	case o.MaxConcurrency < 1:
 		return usageErrorf("--max-concurrency must be at least 1")
+	case o.MaxResponseMB < 1:
+		return usageErrorf("--max-response-mb must be at least 1")
 	case o.Timeout < 0:
 		return usageErrorf("--timeout must not be negative")
 	case o.Users < 0 || o.ActorsPerUser < 0:

@@ -1,5 +1,5 @@
 // Package promql is the Prometheus access layer: bounded, concurrent, split and
-// decoded reads through client_golang's api.Client, plus the window arithmetic the
+// decoded reads (URLs built by client_golang's api.Client), plus the window arithmetic the
 // spec defines (per-series counter growth, client-side histogram_quantile).
 //
 // The contract (names and signatures in this file) was fixed by the

@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,12 +19,16 @@ import (
 
 // Client is safe for concurrent use.
 type Client struct {
-	// api sends the requests (its URL and Do, so the caller's client,
-	// transport, headers and TLS apply); the answers are decoded by
-	// decodeAnswer, not by v1.API.
-	api  api.Client
-	host string // for errors: host[:port] only, never credentials
-	cfg  Config
+	// api builds the endpoint URLs (client_golang's own joining of the
+	// base URL and path); httpc, the client it wraps (the caller's
+	// transport, headers and TLS under this package's retries and size
+	// limit), sends the requests; the answers are read into buffers
+	// recycled through bodies and decoded by decodeAnswer, not by v1.API.
+	api    api.Client
+	httpc  *http.Client
+	bodies *sync.Pool
+	host   string // for errors: host[:port] only, never credentials
+	cfg    Config
 	// sem bounds requests in flight; shared by every Recording copy.
 	sem chan struct{}
 	// clientTimeout is the caller's http.Client.Timeout, applied per request
@@ -110,6 +115,8 @@ func New(cfg Config) (*Client, error) {
 	cfg.HTTPClient = hc
 	return &Client{
 		api:           ac,
+		httpc:         inner,
+		bodies:        &sync.Pool{New: func() any { return new(bytes.Buffer) }},
 		host:          u.Host,
 		cfg:           cfg,
 		sem:           make(chan struct{}, cfg.MaxInFlight),
@@ -465,8 +472,8 @@ const (
 	epQueryRange = "/api/v1/query_range"
 )
 
-// do sends one query like v1.API's Query/QueryRange (a form POST through
-// api.Client, falling back to GET on 403, 405 or 501) and decodes the answer
+// do sends one query like v1.API's Query/QueryRange (a form POST, falling
+// back to GET on 403, 405 or 501) and decodes the answer
 // with decodeAnswer. Errors are the *v1.Error values v1.API returned (so
 // tooManySamples and every message stay as they were); warnings come back
 // even with an error, as v1 did.
@@ -481,17 +488,20 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 	// Marks the POST idempotent for net/http's own retries (v1 does the same;
 	// an empty value is not sent).
 	req.Header["Idempotency-Key"] = nil
-	resp, body, err := c.api.Do(ctx, req) //nolint:bodyclose // api.Client.Do reads and closes the body
+	resp, buf, err := c.send(ctx, req)
 	if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		c.bodies.Put(buf)
 		u.RawQuery = encoded
 		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err != nil {
 			return nil, nil, err
 		}
-		resp, body, err = c.api.Do(ctx, req) //nolint:bodyclose // as above
+		resp, buf, err = c.send(ctx, req)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	defer c.bodies.Put(buf) // nothing decoded refers to the body's bytes
+	body := buf.Bytes()
 	code := resp.StatusCode
 	if code/100 != 2 {
 		w, err := apiFailure(resp, body)
@@ -511,6 +521,26 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 		return nil, a.warnings, &v1.Error{Type: v1.ErrorType(a.errorType), Msg: a.errorMsg}
 	}
 	return a, a.warnings, nil
+}
+
+// send does what api.Client.Do does (the request under ctx, the whole body
+// read) into a recycled buffer: the chunked reads of a large run decode
+// hundreds of answers of up to tens of MB, and a fresh, doubling buffer for
+// each was most of the export's garbage. The body is read in this goroutine
+// (ctx cancels the read through the request) and always closed.
+func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, *bytes.Buffer, error) {
+	resp, err := c.httpc.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	buf := c.bodies.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		c.bodies.Put(buf)
+		return nil, nil, err
+	}
+	return resp, buf, nil
 }
 
 // apiFailure is v1's error for a non-2xx answer: 400 and 422 carry the API's
