@@ -59,21 +59,12 @@ func (d *Datasource) blockKey(e runs.Entry, block string) string {
 // block is kept until evicted; any other for liveTTL.
 func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) blockResult {
 	now := d.now()
-	v, hit := d.cache.get(ctx, d.blockKey(e, block), now, func() (any, time.Duration) {
-		select {
-		case d.slots <- struct{}{}:
-			defer func() { <-d.slots }()
-		case <-ctx.Done():
-			return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}, 0
-		}
-		r := d.harvestBlock(ctx, e, block, now.Unix())
-		if ctx.Err() != nil {
-			return r, 0 // a cancelled read is not an answer worth keeping
-		}
-		if d.finished(e, now.Unix()) {
-			return r, -1
-		}
-		return r, liveTTL
+	var (
+		v   any
+		hit bool
+	)
+	whileWaiting(ctx, func() {
+		v, hit = d.cache.get(ctx, d.blockKey(e, block), now, d.harvestOnce(ctx, e, block, now))
 	})
 	r, ok := v.(blockResult)
 	if !ok {
@@ -83,6 +74,27 @@ func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) bloc
 	}
 	r.cached = hit
 	return r
+}
+
+// harvestOnce is a block's computation for the cache: the harvest under a
+// slot of its own, kept for good if the run is finished, for liveTTL if not,
+// and not at all if the read was cancelled.
+func (d *Datasource) harvestOnce(ctx context.Context, e runs.Entry, block string, now time.Time) func() (any, time.Duration) {
+	return func() (any, time.Duration) {
+		release, err := takeHarvestSlot(ctx, d.slots)
+		if err != nil {
+			return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}, 0
+		}
+		defer release()
+		r := d.harvestBlock(ctx, e, block, now.Unix())
+		if ctx.Err() != nil {
+			return r, 0 // a cancelled read is not an answer worth keeping
+		}
+		if d.finished(e, now.Unix()) {
+			return r, -1
+		}
+		return r, liveTTL
+	}
 }
 
 // emptyBlock is a block with nothing measured.

@@ -53,12 +53,9 @@ type Datasource struct {
 	mux       *datasource.QueryTypeMux
 	resources backend.CallResourceHandler
 	cache     *blockCache
-	// slots bounds the blocks this instance harvests at once (Prometheus
-	// requests are bounded separately by the promql client). Queries do not
-	// hold a slot themselves: a panel waiting for a block another panel is
-	// already reading, or served from the cache, must not keep a cheap
-	// panel of the same dashboard waiting (measured at 24 h x 5,000 pods:
-	// packing waited 414 s for slots held by pod-PSI panels sharing one read).
+	// slots bounds the queries computing and the blocks being harvested at
+	// once (Prometheus requests are bounded separately by the promql
+	// client); a query waiting for a block holds none (see querySlot).
 	slots chan struct{}
 
 	now func() time.Time
@@ -153,8 +150,8 @@ func (s Settings) clusterOptions() cluster.Options {
 	return o
 }
 
-// QueryData runs every query of the request concurrently (their block
-// harvests bounded by the instance's slots) through the query-type mux, one query per mux call, so
+// QueryData runs every query of the request concurrently (bounded by the
+// instance's slots) through the query-type mux, one query per mux call, so
 // that one failing query never fails its neighbours and a slow one never
 // holds up the others' type group.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
@@ -196,6 +193,11 @@ func (d *Datasource) queryOne(ctx context.Context, req *backend.QueryDataRequest
 			resp = errorResponse(backend.PluginError(fmt.Errorf("internal error answering query %s (a bug; please report): %v", q.RefID, r)))
 		}
 	}()
+	ctx, release, err := takeSlot(ctx, d.slots)
+	if err != nil {
+		return errorResponse(backend.DownstreamError(fmt.Errorf("query %s: %w", q.RefID, err)))
+	}
+	defer release()
 	sub := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: []backend.DataQuery{q}}
 	r, err := d.mux.QueryData(ctx, sub)
 	if err != nil {

@@ -192,4 +192,3 @@ func nullNumbers(f *data.Frame) int {
 	}
 	return n
 }
-

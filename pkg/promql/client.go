@@ -486,13 +486,13 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 	// Marks the POST idempotent for net/http's own retries (v1 does the same;
 	// an empty value is not sent).
 	req.Header["Idempotency-Key"] = nil
-	resp, body, err := c.send(ctx, req)
+	resp, body, err := c.send(ctx, req) //nolint:bodyclose // send reads and closes the body
 	if resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
 		u.RawQuery = encoded
 		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err != nil {
 			return nil, nil, err
 		}
-		resp, body, err = c.send(ctx, req)
+		resp, body, err = c.send(ctx, req) //nolint:bodyclose // as above
 	}
 	if err != nil {
 		return nil, nil, err
