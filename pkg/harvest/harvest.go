@@ -257,10 +257,7 @@ func onceSampled(c *promql.Client, p Params) sampledFn {
 // readRange runs one range query.
 func readRange(ctx context.Context, c *promql.Client, q string, start, end int64) rangeRead {
 	s, err := c.Range(ctx, q, start, end, Step)
-	if err != nil {
-		err = fmt.Errorf("range query %s over [%d, %d]: %w", q, start, end, err)
-	}
-	return rangeRead{query: q, series: s, err: err}
+	return rangeRead{query: q, series: s, err: rangeError(q, start, end, err)}
 }
 
 // quote renders s as a PromQL double-quoted string literal.

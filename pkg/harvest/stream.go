@@ -19,10 +19,15 @@ func readEach(ctx context.Context, c *promql.Client, q string, start, end int64,
 		visit(chunk)
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("range query %s over [%d, %d]: %w", q, start, end, err)
+	return rangeError(q, start, end, err)
+}
+
+// rangeError names the read a range query's error came from (nil stays nil).
+func rangeError(q string, start, end int64, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("range query %s over [%d, %d]: %w", q, start, end, err)
 }
 
 // seriesKeeper keeps the per-series samples of a streamed read for panels,

@@ -5,7 +5,6 @@ package percentile
 import (
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 )
 
@@ -44,15 +43,7 @@ func Of(values []float64) Summary {
 // sorted in place instead of copied (the pooled samples of a large run are
 // hundreds of MB). The sum runs in the input order, as in Of.
 func OfInPlace(values []float64) Summary {
-	v := values[:0]
-	sum := 0.0
-	for _, x := range values {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			continue
-		}
-		v = append(v, x)
-		sum += x
-	}
+	v, sum := appendFinite(values[:0], values) // writes never pass the reads
 	slices.Sort(v)
 	return summarize(v, sum, 4)
 }
@@ -60,17 +51,22 @@ func OfInPlace(values []float64) Summary {
 // OfRounded is Of with the final rounding at the given number of decimals
 // (trial_summary's actors-per-pod percentiles round to 2).
 func OfRounded(values []float64, decimals int) Summary {
-	v := make([]float64, 0, len(values))
+	v, sum := appendFinite(make([]float64, 0, len(values)), values)
+	slices.Sort(v)
+	return summarize(v, sum, decimals)
+}
+
+// appendFinite appends the finite values to dst and sums them in order.
+func appendFinite(dst, values []float64) ([]float64, float64) {
 	sum := 0.0
 	for _, x := range values {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			continue
 		}
-		v = append(v, x)
+		dst = append(dst, x)
 		sum += x
 	}
-	sort.Float64s(v)
-	return summarize(v, sum, decimals)
+	return dst, sum
 }
 
 // summarize reads P off sorted finite values whose sum is given.

@@ -69,8 +69,8 @@ func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) bloc
 	r, ok := v.(blockResult)
 	if !ok {
 		// This caller's context ended while it waited for another panel's
-		// read: an empty block (every field null) with the reason.
-		return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
+		// read.
+		return cancelledBlock(block)
 	}
 	r.cached = hit
 	return r
@@ -83,7 +83,7 @@ func (d *Datasource) harvestOnce(ctx context.Context, e runs.Entry, block string
 	return func() (any, time.Duration) {
 		release, err := takeHarvestSlot(ctx, d.slots)
 		if err != nil {
-			return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}, 0
+			return cancelledBlock(block), 0
 		}
 		defer release()
 		r := d.harvestBlock(ctx, e, block, now.Unix())
@@ -95,6 +95,11 @@ func (d *Datasource) harvestOnce(ctx context.Context, e runs.Entry, block string
 		}
 		return r, liveTTL
 	}
+}
+
+// cancelledBlock is an empty block (every field null) with the reason.
+func cancelledBlock(block string) blockResult {
+	return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
 }
 
 // emptyBlock is a block with nothing measured.

@@ -625,7 +625,7 @@ func TestRangeSeriesBudget(t *testing.T) {
 			if r.Form.Get("query") != "count(q)" || r.Form.Get("time") != fmt.Sprint(start+1990) {
 				return promfake.APIError("bad_data", "unexpected count "+r.Form.Get("query")+" @ "+r.Form.Get("time"))
 			}
-			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "20"}}})))
+			return countReply(20)
 		}
 		from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
 		to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
@@ -695,7 +695,7 @@ func TestRangeChunkTimeoutShrinks(t *testing.T) {
 	const start, step = int64(1_000_000), int64(10)
 	srv := promfake.New(t, func(r promfake.Request) promfake.Reply {
 		if strings.HasSuffix(r.Path, "/api/v1/query") {
-			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "100"}}})))
+			return countReply(100)
 		}
 		from, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
 		to, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
@@ -731,4 +731,9 @@ func TestRangeChunkTimeoutShrinks(t *testing.T) {
 	if slow != 1 {
 		t.Errorf("%d chunks over 4 points sent, want only the first (10 points, timed out)", slow)
 	}
+}
+
+// countReply answers the `count(query)` a long range read sends first.
+func countReply(n int) promfake.Reply {
+	return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: fmt.Sprint(n)}}})))
 }

@@ -50,7 +50,7 @@ func TestCoverageDefaultInFlightIsEight(t *testing.T) {
 func TestCoverageDefaultPointCapSplits(t *testing.T) {
 	srv := promfake.New(t, func(r promfake.Request) promfake.Reply {
 		if strings.HasSuffix(r.Path, "/api/v1/query") { // the series count that sizes the chunks
-			return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: "1"}}})))
+			return countReply(1)
 		}
 		start, _ := strconv.ParseInt(r.Form.Get("start"), 10, 64)
 		end, _ := strconv.ParseInt(r.Form.Get("end"), 10, 64)
