@@ -280,8 +280,9 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 	defer f.Close()
 	pr, pw := io.Pipe()
 	series := map[string]struct{}{}
+	var samples omSamples
 	go func() {
-		pw.CloseWithError(convertOMToPromMillis(f, pw, series))
+		pw.CloseWithError(convertOMToPromMillis(f, pw, series, &samples))
 	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/api/v1/import/prometheus", pr)
 	if err != nil {
@@ -308,7 +309,7 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 			return err
 		}
 		if n >= len(series) {
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -316,6 +317,71 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	// A series can be listed before all its samples are: on a loaded
+	// machine a harvest right after the series showed up found whole
+	// families empty in the run window. Poll until every finite sample is
+	// counted (bounded: should VictoriaMetrics count differently, the wait
+	// only costs time and the tests say what differs).
+	deadline := time.Now().Add(30 * time.Second)
+	for samples.n > 0 && time.Now().Before(deadline) {
+		if err := s.vmFlush(ctx); err != nil {
+			return err
+		}
+		n, err := s.vmSampleCount(ctx, samples.first, samples.last)
+		if err != nil {
+			return err
+		}
+		if n >= samples.n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("VictoriaMetrics counts %d of %d imported samples: %w", n, samples.n, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// omSamples counts an imported file's finite samples and their time span
+// (seconds).
+type omSamples struct {
+	n           int64
+	first, last int64
+}
+
+// vmSampleCount is how many samples VictoriaMetrics finds in [first, last].
+func (s *Server) vmSampleCount(ctx context.Context, first, last int64) (int64, error) {
+	q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~".+"}[%ds]))`, last-first+1)},
+		"time": {strconv.FormatInt(last, 10)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/query?"+q.Encode(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("building sample count request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("counting VictoriaMetrics samples: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, fmt.Errorf("decoding VictoriaMetrics sample count: %w", err)
+	}
+	if len(body.Data.Result) == 0 {
+		return 0, nil
+	}
+	v, _ := body.Data.Result[0].Value[1].(string)
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("VictoriaMetrics sample count %q: %w", v, err)
+	}
+	return int64(n), nil
 }
 
 func (s *Server) vmFlush(ctx context.Context) error {
@@ -360,8 +426,9 @@ func (s *Server) vmSeriesCount(ctx context.Context) (int, error) {
 // convertOMToPromMillis rewrites OpenMetrics sample lines `name{..} v ts`
 // (ts in seconds, possibly fractional) into Prometheus text lines with
 // millisecond timestamps, dropping comments and # EOF.
-// It records each distinct series (the text before the value) in series.
-func convertOMToPromMillis(r io.Reader, w io.Writer, series map[string]struct{}) error {
+// It records each distinct series (the text before the value) in series,
+// and counts the finite samples and their span in samples.
+func convertOMToPromMillis(r io.Reader, w io.Writer, series map[string]struct{}, samples *omSamples) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -383,6 +450,12 @@ func convertOMToPromMillis(r io.Reader, w io.Writer, series map[string]struct{})
 		if j := bytes.LastIndexByte(line[:i], ' '); j > 0 {
 			if v, err := strconv.ParseFloat(string(line[j+1:i]), 64); err == nil && !math.IsNaN(v) {
 				series[string(line[:j])] = struct{}{}
+				sec := int64(ts)
+				if samples.n == 0 || sec < samples.first {
+					samples.first = sec
+				}
+				samples.last = max(samples.last, sec)
+				samples.n++
 			}
 		}
 		ms := int64(ts * 1000) // the same conversion Prometheus's OpenMetrics parser does

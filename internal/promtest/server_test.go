@@ -59,7 +59,7 @@ demo_events_total{job="x"} 1e+21 1700000022000
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
-		if err := convertOMToPromMillis(strings.NewReader(c.in), &out, map[string]struct{}{}); err != nil {
+		if err := convertOMToPromMillis(strings.NewReader(c.in), &out, map[string]struct{}{}, &omSamples{}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != c.want {
@@ -67,7 +67,7 @@ demo_events_total{job="x"} 1e+21 1700000022000
 		}
 	}
 	var out bytes.Buffer
-	if err := convertOMToPromMillis(strings.NewReader("m 1 soon\n"), &out, map[string]struct{}{}); err == nil {
+	if err := convertOMToPromMillis(strings.NewReader("m 1 soon\n"), &out, map[string]struct{}{}, &omSamples{}); err == nil {
 		t.Error("a bad timestamp was accepted")
 	}
 }

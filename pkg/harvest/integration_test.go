@@ -67,8 +67,16 @@ func TestHarvestVictoriaMetrics(t *testing.T) {
 	for _, name := range []string{"steady", "redeploy", "ladder", "no-atelet", "demo"} {
 		t.Run(name, func(t *testing.T) {
 			e := loadScenario(t, name)
-			vm := flatten(harvestOf(t, e.vm(t), e.params()))
+			res := harvestOf(t, e.vm(t), e.params())
+			vm := flatten(res)
 			want := flatten(expectAll(e.store, e.oracleRun()))
+			defer func() {
+				if t.Failed() {
+					for _, n := range res.Notices {
+						t.Logf("notice: %s %s: %s", n.Block, n.Field, n.Reason)
+					}
+				}
+			}()
 			t.Run("counter growth and window quantiles equal the oracle", func(t *testing.T) {
 				diffKV(t, name, only(vm, "snapshots.", "oom_events."), only(want, "snapshots.", "oom_events."))
 			})
