@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"sync"
 
 	"github.com/substrate/density/pkg/percentile"
 	"github.com/substrate/density/pkg/promql"
@@ -73,6 +74,10 @@ func HarvestPodPSI(ctx context.Context, c *promql.Client, p Params) (PSI, []Noti
 	return harvestPSI(ctx, c, p, BlockPodPSI, "pod", func(res string) string { return PodPSIQuery(p.Sel, res) })
 }
 
+// concurrentPSIPooled is the most steady samples (32 MB) a PSI resource may
+// pool for the block's other two resources to be read at the same time.
+const concurrentPSIPooled = 4_000_000
+
 // psiRead is one resource's streamed read folded into what the block needs.
 type psiRead struct {
 	summary percentile.Summary
@@ -113,13 +118,23 @@ func readPSI(ctx context.Context, c *promql.Client, p Params, q, by string) psiR
 }
 
 func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by string, query func(string) string) (PSI, []Notice) {
-	// One resource at a time: a resource's pooled steady samples are the
-	// largest thing a harvest holds (5,000 pods over 18 steady hours are
-	// 34 M samples, 268 MB), and the other blocks keep the request slots
-	// busy meanwhile.
+	// The first resource alone; the other two at once if it was small, else
+	// one at a time: a resource's pooled steady samples are the largest
+	// thing a harvest holds (5,000 pods over 18 steady hours are 34 M
+	// samples, 268 MB), and the other blocks keep the request slots busy
+	// meanwhile.
 	var reads [3]psiRead
-	for i, r := range PSIResources {
-		reads[i] = readPSI(ctx, c, p, query(r.Metric), by)
+	reads[0] = readPSI(ctx, c, p, query(PSIResources[0].Metric), by)
+	if reads[0].pooled <= concurrentPSIPooled {
+		var wg sync.WaitGroup
+		for i, r := range PSIResources[1:] {
+			wg.Go(func() { reads[i+1] = readPSI(ctx, c, p, query(r.Metric), by) })
+		}
+		wg.Wait()
+	} else {
+		for i, r := range PSIResources[1:] {
+			reads[i+1] = readPSI(ctx, c, p, query(r.Metric), by)
+		}
 	}
 
 	var out PSI
