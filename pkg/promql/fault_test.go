@@ -372,21 +372,10 @@ func TestInFlightLimit(t *testing.T) {
 	srv := promfake.New(t, promfake.Always(promfake.Reply{Delay: 30 * time.Millisecond, Body: okVector}))
 	c := newClient(t, srv.URL, func(c *promql.Config) { c.MaxInFlight = 3 })
 	copies := []*promql.Client{c.Recording(&promql.Log{}), c.Recording(&promql.Log{}), c}
-	var wg sync.WaitGroup
-	errs := make(chan error, 30)
-	for i := range 30 {
-		wg.Go(func() {
-			_, err := copies[i%3].Instant(context.Background(), "up", 1)
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	concurrently(t, 30, func(i int) error {
+		_, err := copies[i%3].Instant(context.Background(), "up", 1)
+		return err
+	})
 	if got := srv.Count(); got != 30 {
 		t.Errorf("server saw %d requests, want 30", got)
 	}
@@ -736,4 +725,20 @@ func TestRangeChunkTimeoutShrinks(t *testing.T) {
 // countReply answers the `count(query)` a long range read sends first.
 func countReply(n int) promfake.Reply {
 	return promfake.OK(promfake.Success("vector", promfake.Vector(promfake.Stream{Points: []promfake.Point{{T: 1, V: fmt.Sprint(n)}}})))
+}
+
+// concurrently runs f(0..n-1) at once and fails on the first error.
+func concurrently(t *testing.T, n int, f func(i int) error) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

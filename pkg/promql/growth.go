@@ -316,13 +316,21 @@ func resetShards(sel string, group []*growthSeries, window int64, budget int) []
 	if len(values) < 2 {
 		return []string{sel}
 	}
-	perValue := (int64(len(group)) + int64(len(values)) - 1) / int64(len(values))
-	perShard := int(max(1, int64(budget)/(perValue*perSeries)))
-	var out []string
-	for i := 0; i < len(values); i += perShard {
-		out = append(out, withMatcher(sel, label+"=~"+strconv.Quote(alternation(values[i:min(i+perShard, len(values))]))))
-	}
+	out := valueBatches(sel, label, values, len(group), window, budget, len(values))
 	return append(out, withMatcher(sel, label+"!~"+strconv.Quote(alternation(values))))
+}
+
+// valueBatches narrows sel to batches of label's values, each batch expected
+// to scan at most budget samples over window (the matched series spread
+// evenly over the values) and to hold at most most values.
+func valueBatches(sel, label string, values []string, matched int, window int64, budget, most int) []string {
+	perValue := (int64(matched) + int64(len(values)) - 1) / int64(len(values))
+	per := int(min(int64(most), max(1, int64(budget)/(perValue*max(window/rawSampleInterval, 1)))))
+	var out []string
+	for i := 0; i < len(values); i += per {
+		out = append(out, withMatcher(sel, label+"=~"+strconv.Quote(alternation(values[i:min(i+per, len(values))]))))
+	}
+	return out
 }
 
 // readRaw reads raw samples of the candidate series into their state.
@@ -403,12 +411,9 @@ func rawQueries(sel string, all, cands []*growthSeries, window, b int64, budget 
 	if bestLabel == "" {
 		return []string{rangeOf(base)}
 	}
-	perValue := (int64(bestMatched) + int64(len(bestValues)) - 1) / int64(len(bestValues))
-	perBatch := int(min(maxRegexValues, max(1, int64(budget)/(perValue*max(window/rawSampleInterval, 1)))))
-	var out []string
-	for i := 0; i < len(bestValues); i += perBatch {
-		batch := bestValues[i:min(i+perBatch, len(bestValues))]
-		out = append(out, rangeOf(withMatcher(base, bestLabel+"=~"+strconv.Quote(alternation(batch)))))
+	out := valueBatches(base, bestLabel, bestValues, bestMatched, window, budget, maxRegexValues)
+	for i := range out {
+		out[i] = rangeOf(out[i])
 	}
 	return out
 }

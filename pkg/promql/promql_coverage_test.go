@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,21 +22,10 @@ import (
 func TestCoverageDefaultInFlightIsEight(t *testing.T) {
 	srv := promfake.New(t, promfake.Always(promfake.Reply{Delay: 300 * time.Millisecond, Body: okVector}))
 	c := newClient(t, srv.URL, nil)
-	var wg sync.WaitGroup
-	errs := make(chan error, 24)
-	for range 24 {
-		wg.Go(func() {
-			_, err := c.Instant(context.Background(), "up", 1700000000)
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	concurrently(t, 24, func(int) error {
+		_, err := c.Instant(context.Background(), "up", 1700000000)
+		return err
+	})
 	if got := srv.MaxInFlight(); got != 8 {
 		t.Errorf("max in flight %d, want the default 8", got)
 	}

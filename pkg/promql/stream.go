@@ -485,6 +485,26 @@ func (p *scanner) result(typ string) ([]Series, error) {
 }
 
 func (p *scanner) matrix() ([]Series, error) {
+	return p.seriesArray(func() (Series, error) {
+		var s Series
+		err := p.object(func(k string) (err error) {
+			switch {
+			case strings.EqualFold(k, "metric"):
+				s.Labels, err = p.labels()
+			case strings.EqualFold(k, "values"):
+				s.Samples, err = p.values(s.Samples)
+			default: // "histograms" (native histograms are not used) and the rest
+				err = p.skip()
+			}
+			return err
+		})
+		return s, err
+	})
+}
+
+// seriesArray reads a result array (or null, an empty result) whose
+// elements elem reads; a series without "metric" gets empty labels.
+func (p *scanner) seriesArray(elem func() (Series, error)) ([]Series, error) {
 	out := []Series{}
 	if isNull, err := p.null(); err != nil || isNull {
 		return out, err
@@ -500,32 +520,23 @@ func (p *scanner) matrix() ([]Series, error) {
 		if !ok {
 			return out, nil
 		}
-		var s Series
-		isNull, err := p.null()
+		s, err := elem()
 		if err != nil {
 			return nil, err
-		}
-		if !isNull {
-			err := p.members(func(k string) (err error) {
-				switch {
-				case strings.EqualFold(k, "metric"):
-					s.Labels, err = p.labels()
-				case strings.EqualFold(k, "values"):
-					s.Samples, err = p.values(s.Samples)
-				default: // "histograms" (native histograms are not used) and the rest
-					err = p.skip()
-				}
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
 		}
 		if s.Labels == nil {
 			s.Labels = map[string]string{}
 		}
 		out = append(out, s)
 	}
+}
+
+// object reads null (no members) or an object whose members fn reads.
+func (p *scanner) object(fn func(key string) error) error {
+	if isNull, err := p.null(); err != nil || isNull {
+		return err
+	}
+	return p.members(fn)
 }
 
 // values reads [[t,"v"],...], appending the finite samples to dst. The
@@ -596,21 +607,7 @@ func (p *scanner) estimatePairs() int {
 }
 
 func (p *scanner) vector() ([]Series, error) {
-	out := []Series{}
-	if isNull, err := p.null(); err != nil || isNull {
-		return out, err
-	}
-	if err := p.expect('['); err != nil {
-		return nil, err
-	}
-	for first := true; ; first = false {
-		ok, err := p.more(first, ']')
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
+	return p.seriesArray(func() (Series, error) {
 		var (
 			s         Series
 			t         int64
@@ -618,45 +615,33 @@ func (p *scanner) vector() ([]Series, error) {
 			hasValue  bool
 			histogram bool
 		)
-		isNull, err := p.null()
-		if err != nil {
-			return nil, err
-		}
-		if !isNull {
-			err := p.members(func(k string) (err error) {
-				switch {
-				case strings.EqualFold(k, "metric"):
-					s.Labels, err = p.labels()
-				case strings.EqualFold(k, "value"):
-					var n bool
-					if n, err = p.null(); err == nil && !n {
-						t, v, err = p.pair()
-						hasValue = err == nil
-					}
-				case strings.EqualFold(k, "histogram"):
-					// A native-histogram sample: read as "no value".
-					var n bool
-					if n, err = p.null(); err == nil && !n {
-						histogram = true
-						err = p.skip()
-					}
-				default:
+		err := p.object(func(k string) (err error) {
+			switch {
+			case strings.EqualFold(k, "metric"):
+				s.Labels, err = p.labels()
+			case strings.EqualFold(k, "value"):
+				var n bool
+				if n, err = p.null(); err == nil && !n {
+					t, v, err = p.pair()
+					hasValue = err == nil
+				}
+			case strings.EqualFold(k, "histogram"):
+				// A native-histogram sample: read as "no value".
+				var n bool
+				if n, err = p.null(); err == nil && !n {
+					histogram = true
 					err = p.skip()
 				}
-				return err
-			})
-			if err != nil {
-				return nil, err
+			default:
+				err = p.skip()
 			}
-		}
-		if s.Labels == nil {
-			s.Labels = map[string]string{}
-		}
+			return err
+		})
 		if hasValue && !histogram && finite(v) {
 			s.Samples = []Sample{{T: t, V: v}}
 		}
-		out = append(out, s)
-	}
+		return s, err
+	})
 }
 
 func (p *scanner) labels() (map[string]string, error) {
