@@ -9,9 +9,11 @@
 package promfake
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -251,6 +253,29 @@ func Truncated(body string) Reply { return Reply{Body: body[:len(body)/2]} }
 // Oversized is a valid vector answer of at least n bytes (one huge label).
 func Oversized(n int) Reply {
 	return OK(Success("vector", `[{"metric":{"__name__":"big","pad":"`+strings.Repeat("x", n)+`"},"value":[1700000000,"1"]}]`))
+}
+
+// OversizedServer answers every request with a valid-looking answer that
+// announces n bytes in Content-Length and streams them (without holding
+// them) until the client hangs up; it returns the server's URL.
+func OversizedServer(t testing.TB, n int64) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+		head := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pad":"`
+		if _, err := io.WriteString(w, head); err != nil {
+			return
+		}
+		pad := bytes.Repeat([]byte("x"), 64<<10)
+		for left := n - int64(len(head)); left > 0; left -= int64(len(pad)) {
+			if _, err := w.Write(pad[:min(int64(len(pad)), left)]); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
 }
 
 // Point is one [time, "value"] pair; V is the string Prometheus would send

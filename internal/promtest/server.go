@@ -343,47 +343,6 @@ func (s *Server) importOM(ctx context.Context, omFile string) error {
 	return nil
 }
 
-// omSamples counts an imported file's finite samples and their time span
-// (seconds).
-type omSamples struct {
-	n           int64
-	first, last int64
-}
-
-// vmSampleCount is how many samples VictoriaMetrics finds in [first, last].
-func (s *Server) vmSampleCount(ctx context.Context, first, last int64) (int64, error) {
-	q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~".+"}[%ds]))`, last-first+1)},
-		"time": {strconv.FormatInt(last, 10)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/query?"+q.Encode(), nil)
-	if err != nil {
-		return 0, fmt.Errorf("building sample count request: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("counting VictoriaMetrics samples: %w", err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Data struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return 0, fmt.Errorf("decoding VictoriaMetrics sample count: %w", err)
-	}
-	if len(body.Data.Result) == 0 {
-		return 0, nil
-	}
-	v, _ := body.Data.Result[0].Value[1].(string)
-	n, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, fmt.Errorf("VictoriaMetrics sample count %q: %w", v, err)
-	}
-	return int64(n), nil
-}
-
 func (s *Server) vmFlush(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/internal/force_flush", nil)
 	if err != nil {
@@ -405,22 +364,59 @@ func (s *Server) vmFlush(ctx context.Context) error {
 // time (start=1: VictoriaMetrics reads start=0 as "not given", the last day).
 func (s *Server) vmSeriesCount(ctx context.Context) (int, error) {
 	q := url.Values{"match[]": {`{__name__=~".+"}`}, "start": {"1"}, "end": {strconv.FormatInt(time.Now().Unix()+86400, 10)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/series?"+q.Encode(), nil)
-	if err != nil {
-		return 0, fmt.Errorf("building series request: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("listing VictoriaMetrics series: %w", err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Data []json.RawMessage `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return 0, fmt.Errorf("decoding VictoriaMetrics series: %w", err)
+	if err := s.vmGet(ctx, "/api/v1/series", q, &body); err != nil {
+		return 0, fmt.Errorf("listing VictoriaMetrics series: %w", err)
 	}
 	return len(body.Data), nil
+}
+
+// omSamples counts an imported file's finite samples and their time span
+// (seconds).
+type omSamples struct {
+	n           int64
+	first, last int64
+}
+
+// vmSampleCount is how many samples VictoriaMetrics finds in [first, last].
+func (s *Server) vmSampleCount(ctx context.Context, first, last int64) (int64, error) {
+	q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~".+"}[%ds]))`, last-first+1)},
+		"time": {strconv.FormatInt(last, 10)}}
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := s.vmGet(ctx, "/api/v1/query", q, &body); err != nil {
+		return 0, fmt.Errorf("counting VictoriaMetrics samples: %w", err)
+	}
+	if len(body.Data.Result) == 0 {
+		return 0, nil
+	}
+	v, _ := body.Data.Result[0].Value[1].(string)
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("VictoriaMetrics sample count %q: %w", v, err)
+	}
+	return int64(n), nil
+}
+
+// vmGet decodes the JSON answer of GET path?q into out.
+func (s *Server) vmGet(ctx context.Context, path string, q url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // convertOMToPromMillis rewrites OpenMetrics sample lines `name{..} v ts`

@@ -615,7 +615,7 @@ func TestCoverageStoreReharvest(t *testing.T) {
 // --max-response-mb sets the response-size limit: a 2 MiB answer passes the
 // default 64 MiB and fails a limit of 1 MiB, whose notice names it.
 func TestCoverageMaxResponseMB(t *testing.T) {
-	url := oversizedServer(t, 2<<20)
+	url := promfake.OversizedServer(t, 2<<20)
 	for _, c := range []struct {
 		flag []string
 		null bool

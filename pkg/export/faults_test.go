@@ -40,6 +40,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/substrate/density/internal/damage"
 	"github.com/substrate/density/internal/faultdoc"
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
@@ -580,7 +581,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 			says: []string{"the server warned that the answer may be incomplete: partial response: store 10.0.0.3:10901 unavailable"}},
 		{fault: "Prometheus: answer larger than the response-size limit", path: "export --run-dir",
 			setup: func(f *faultFixture) {
-				f.setPrometheus(oversizedServer(f.t, promql.DefaultMaxResponseBytes+1))
+				f.setPrometheus(promfake.OversizedServer(f.t, promql.DefaultMaxResponseBytes+1))
 			},
 			promNull: true, says: []string{"MaxResponseBytes limit of 67108864 bytes"}},
 
@@ -594,32 +595,12 @@ func exportFaults(run *promtest.Run) []exportFault {
 			Faults: map[string]kubefake.Fault{kubefake.Pods: {Delay: time.Minute}, kubefake.Nodes: {Delay: time.Minute}, kubefake.Events: {Delay: time.Minute}}},
 			"timed out"),
 		{fault: "Kubernetes: continue token expires (410) twice mid-pagination", path: "export --run-dir",
-			setup: func(f *faultFixture) {
-				// The before snapshot of the paged cluster, taken from a
-				// twin server without faults.
-				twin := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource()})
-				f.t.Cleanup(twin.Close)
-				writeBefore(f.t, f.dir, recordBeforeFile(f.t, f.run, twin.URL))
-				srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
-					Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: 2}}})
-				f.t.Cleanup(srv.Close)
-				f.kube = kubeClient1s(srv.URL, kubeToken)
-				f.note(fmt.Sprintf("%d worker pods, pages of 500; the list restarts once, the second expiry fails it", pagedCluster.Workers))
-			},
+			setup: expiringContinue(2, fmt.Sprintf("%d worker pods, pages of 500; the list restarts once, the second expiry fails it", pagedCluster.Workers)),
 			// evicted comes from the event list, which does not paginate here.
 			null: append([]string{"oom_events_worker_restarts", "oom_events_worker_oomkilled_pods", "oom_events_worker_pods_lost"}, factFields...),
 			skip: []string{"oom_events_evicted"}, says: []string{"410", "expired twice"}},
 		{fault: "Kubernetes: continue token expires (410) once mid-pagination", path: "export --run-dir",
-			setup: func(f *faultFixture) {
-				twin := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource()})
-				f.t.Cleanup(twin.Close)
-				writeBefore(f.t, f.dir, recordBeforeFile(f.t, f.run, twin.URL))
-				srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
-					Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: 1}}})
-				f.t.Cleanup(srv.Close)
-				f.kube = kubeClient1s(srv.URL, kubeToken)
-				f.note("the list restarts from scratch once and completes: one consistent snapshot")
-			},
+			setup: expiringContinue(1, "the list restarts from scratch once and completes: one consistent snapshot"),
 			quiet: "no notice needed: worker_pod_count = 1100, every pod matched before/after",
 			skip:  append(slices.Clone(kubeServerFields), factFields...),
 			check: func(t *testing.T, f *faultFixture, got exportRows, _ string) {
@@ -639,7 +620,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 			},
 			exit: ExitUsage, says: []string{"run not found"}},
 		{fault: "Results store: missing object (stats.csv not uploaded)", path: "export --store",
-			setup: func(f *faultFixture) { removeFile(f.t, f.fileInRun(runs.FileStats)) },
+			setup: func(f *faultFixture) { damage.Remove(f.t, f.fileInRun(runs.FileStats)) },
 			null:  []string{"aggregate_failure_ratio"}, dropRatios: true, says: []string{"stats.csv unreadable", "not found"}},
 		{fault: "Results store: permission denied", path: "export --store",
 			setup: func(f *faultFixture) { denyRead(f, runs.FileStats) },
@@ -651,28 +632,30 @@ func exportFaults(run *promtest.Run) []exportFault {
 			}},
 		{fault: "Results store: corrupt stats_history.csv line", path: "export --store",
 			setup: func(f *faultFixture) {
-				corruptLine(f.t, f.fileInRun(runs.FileStatsHistory), "\x00\xff\xfe garbage \xc3\x28\n")
+				damage.InsertLine(f.t, f.fileInRun(runs.FileStatsHistory), "\x00\xff\xfe garbage \xc3\x28\n")
 			},
 			null: userFields, steadyFallback: true, says: []string{"stats_history.csv unreadable", "invalid UTF-8"}},
 		{fault: "Results store: corrupt stats.csv line", path: "export --store",
-			setup: func(f *faultFixture) { corruptLine(f.t, f.fileInRun(runs.FileStats), "grpc,Resume,12x,oops,1,1\n") },
-			null:  []string{"aggregate_failure_ratio"}, dropRatios: true, says: []string{"corrupt count", "12x"}},
+			setup: func(f *faultFixture) {
+				damage.InsertLine(f.t, f.fileInRun(runs.FileStats), "grpc,Resume,12x,oops,1,1\n")
+			},
+			null: []string{"aggregate_failure_ratio"}, dropRatios: true, says: []string{"corrupt count", "12x"}},
 		{fault: "Results store: corrupt stats.jsonl line", path: "export --store",
 			setup: func(f *faultFixture) {
 				// Without server_summary.json the window comes from the
 				// last trial_summary row of stats.jsonl.
-				removeFile(f.t, f.fileInRun(runs.FileServerSummary))
-				corruptLine(f.t, f.fileInRun(runs.FileStatsJSONL), "{\"metric\": \"trial_summary\", \"measurements\": {\"run_end\"\n")
+				damage.Remove(f.t, f.fileInRun(runs.FileServerSummary))
+				damage.InsertLine(f.t, f.fileInRun(runs.FileStatsJSONL), "{\"metric\": \"trial_summary\", \"measurements\": {\"run_end\"\n")
 			},
 			quiet: "no notice: the window comes from the last readable trial_summary row; a line that is not JSON is skipped (it may be another tool's)"},
 		{fault: "Results store: half-written stats_history.csv (upload cut mid-line)", path: "export --store",
-			setup: func(f *faultFixture) { cutFile(f.t, f.fileInRun(runs.FileStatsHistory), 0.6) },
+			setup: func(f *faultFixture) { damage.Cut(f.t, f.fileInRun(runs.FileStatsHistory), 0.6) },
 			null:  userFields, steadyFallback: true, says: []string{"stats_history.csv unreadable", "half-written"}},
 		{fault: "Results store: half-written stats.csv (upload cut mid-line)", path: "export --store",
-			setup: func(f *faultFixture) { cutFile(f.t, f.fileInRun(runs.FileStats), 0.9) },
+			setup: func(f *faultFixture) { damage.Cut(f.t, f.fileInRun(runs.FileStats), 0.9) },
 			null:  []string{"aggregate_failure_ratio"}, dropRatios: true, says: []string{"stats.csv unreadable", "half-written"}},
 		{fault: "Results store: half-written server_summary.json", path: "export --store",
-			setup: func(f *faultFixture) { cutFile(f.t, f.fileInRun(runs.FileServerSummary), 0.5) },
+			setup: func(f *faultFixture) { damage.Cut(f.t, f.fileInRun(runs.FileServerSummary), 0.5) },
 			says:  []string{"server_summary.json unreadable", "unexpected EOF"}},
 		{fault: "Run directory: corrupt stats.jsonl line (appended after)", path: "export --run-dir",
 			setup: func(f *faultFixture) {
@@ -687,58 +670,25 @@ func exportFaults(run *promtest.Run) []exportFault {
 	}
 }
 
-// removeFile deletes one of the run's files.
-func removeFile(t *testing.T, path string) {
-	t.Helper()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
+// expiringContinue runs the export against the paged cluster whose pod
+// list's continue token expires (410) times times mid-pagination; the before
+// snapshot comes from a twin server without faults.
+func expiringContinue(times int, note string) func(*faultFixture) {
+	return func(f *faultFixture) {
+		twin := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource()})
+		f.t.Cleanup(twin.Close)
+		writeBefore(f.t, f.dir, recordBeforeFile(f.t, f.run, twin.URL))
+		srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
+			Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: times}}})
+		f.t.Cleanup(srv.Close)
+		f.kube = kubeClient1s(srv.URL, kubeToken)
+		f.note(note)
 	}
 }
 
-// denyRead makes one stored file unreadable: chmod 000 for an ordinary
-// user; root (CI containers) ignores file modes, so there a directory takes
-// the file's place, which every read refuses the same way.
+// denyRead makes one stored file unreadable (see damage.DenyRead).
 func denyRead(f *faultFixture, name string) {
-	path := f.fileInRun(name)
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0); err != nil {
-			f.t.Fatal(err)
-		}
-		f.t.Cleanup(func() { _ = os.Chmod(path, 0o644) })
-		f.note("chmod 000 " + name)
-		return
-	}
-	removeFile(f.t, path)
-	if err := os.Mkdir(path, 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	f.note("running as root, which ignores chmod 000: a directory in place of " + name)
-}
-
-// corruptLine inserts line into the middle of a file (between two lines).
-func corruptLine(t *testing.T, path, line string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
-	out := append(append(append([]byte{}, b[:i]...), line...), b[i:]...)
-	writeFile(t, path, out)
-}
-
-// cutFile truncates a file at frac of its size, in the middle of a line.
-func cutFile(t *testing.T, path string, frac float64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := int(float64(len(b)) * frac)
-	for n > 0 && (b[n-1] == '\n' || b[n] == '\n') {
-		n--
-	}
-	writeFile(t, path, b[:n])
+	f.note(damage.DenyRead(f.t, f.fileInRun(name)))
 }
 
 // newFixture prepares a healthy export of run: a run directory (or, with
@@ -952,28 +902,6 @@ func (p *faultProxy) minRetryGap() (gap time.Duration, ok bool) {
 		return 0, false
 	}
 	return slices.Min(p.gaps), true
-}
-
-// oversizedServer answers every request with a valid-looking answer that
-// announces n bytes and streams until the client hangs up.
-func oversizedServer(t *testing.T, n int64) string {
-	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
-		head := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pad":"`
-		if _, err := io.WriteString(w, head); err != nil {
-			return
-		}
-		pad := bytes.Repeat([]byte("x"), 64<<10)
-		for left := n - int64(len(head)); left > 0; left -= int64(len(pad)) {
-			if _, err := w.Write(pad[:min(int64(len(pad)), left)]); err != nil {
-				return
-			}
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
 }
 
 func docRows(rows []matrixRow) []faultdoc.Row {

@@ -33,6 +33,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/internal/damage"
 	"github.com/substrate/density/internal/faultdoc"
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
@@ -393,7 +394,7 @@ func datasourceFaults() []dsFault {
 		{fault: "Prometheus: answer larger than the response-size limit",
 			setup: func(t *testing.T, e *env) {
 				e.jsonData["maxResponseBytes"] = 1 << 20
-				e.promURL = oversizedProm(t, 2<<20)
+				e.promURL = promfake.OversizedServer(t, 2<<20)
 			},
 			how:   "maxResponseBytes 1 MiB, answers of 2 MiB",
 			cause: []string{"1048576"}, health: backend.HealthStatusError, healthSays: []string{"1048576"}},
@@ -424,26 +425,26 @@ func datasourceFaults() []dsFault {
 			e.jsonData["resultsStore"] = "file:///nonexistent/results"
 		}, []string{"results store"}, []string{"packing", "oomEvents", "clusterFacts", "frontier", "summary"}, backend.HealthStatusError, "could not be opened", "", ""),
 		storeFault("Results store: missing object (stats.jsonl not uploaded)", func(t *testing.T, e *env) {
-			removeRunFile(t, e, runs.FileStatsJSONL)
+			damage.Remove(t, filepath.Join(e.runDir(), runs.FileStatsJSONL))
 		}, []string{"no trial_summary row"}, []string{"clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: permission denied (stats.jsonl)", func(t *testing.T, e *env) {
-			denyRunFile(t, e, runs.FileStatsJSONL)
+			damage.DenyRead(t, filepath.Join(e.runDir(), runs.FileStatsJSONL))
 		}, []string{"stats.jsonl"}, []string{"clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote,
 			"chmod 000; as root, which ignores file modes, a directory in place of the file"),
 		storeFault("Results store: corrupt stats_history.csv line", func(t *testing.T, e *env) {
-			insertLine(t, filepath.Join(e.runDir(), runs.FileStatsHistory), "\x00\xff\xfe garbage \xc3\x28\n")
+			damage.InsertLine(t, filepath.Join(e.runDir(), runs.FileStatsHistory), "\x00\xff\xfe garbage \xc3\x28\n")
 		}, []string{"stats_history.csv", "invalid UTF-8"}, []string{"packing", "oomEvents", "clusterFacts", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: corrupt stats.csv line", func(t *testing.T, e *env) {
-			insertLine(t, filepath.Join(e.runDir(), runs.FileStats), "grpc,Resume,12x,oops,1,1\n")
+			damage.InsertLine(t, filepath.Join(e.runDir(), runs.FileStats), "grpc,Resume,12x,oops,1,1\n")
 		}, nil, nil, backend.HealthStatusOk, "listable", storeHealthNote, "the datasource never reads stats.csv: failure ratios come from the stored trial_summary row"),
 		storeFault("Results store: corrupt stats.jsonl line (the trial_summary row)", func(t *testing.T, e *env) {
 			corruptLastLine(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), true)
 		}, []string{"no trial_summary row"}, []string{"clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: half-written stats_history.csv (upload cut mid-line)", func(t *testing.T, e *env) {
-			cutRunFile(t, filepath.Join(e.runDir(), runs.FileStatsHistory), 0.6)
+			damage.Cut(t, filepath.Join(e.runDir(), runs.FileStatsHistory), 0.6)
 		}, []string{"half-written"}, []string{"packing", "oomEvents", "clusterFacts", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: half-written server_summary.json", func(t *testing.T, e *env) {
-			cutRunFile(t, filepath.Join(e.runDir(), runs.FileServerSummary), 0.5)
+			damage.Cut(t, filepath.Join(e.runDir(), runs.FileServerSummary), 0.5)
 		}, []string{"server_summary.json"}, []string{"packing", "oomEvents", "clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: half-written stats.jsonl (last line cut)", func(t *testing.T, e *env) {
 			corruptLastLine(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), false)
@@ -514,59 +515,6 @@ func storeFault(name string, damage func(*testing.T, *env), cause []string, affe
 // storeHealthNote explains the health outcome of the per-file store rows.
 const storeHealthNote = "the health check lists the store; a damaged file of one run is named by the queries that read it"
 
-func removeRunFile(t *testing.T, e *env, name string) {
-	t.Helper()
-	if err := os.Remove(filepath.Join(e.runDir(), name)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// denyRunFile makes a stored file unreadable: chmod 000, or, as root
-// (which ignores file modes), a directory in its place.
-func denyRunFile(t *testing.T, e *env, name string) {
-	t.Helper()
-	path := filepath.Join(e.runDir(), name)
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	removeRunFile(t, e, name)
-	if err := os.Mkdir(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// insertLine puts line between two lines in the middle of a file.
-func insertLine(t *testing.T, path, line string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
-	if err := os.WriteFile(path, append(append(append([]byte{}, b[:i]...), line...), b[i:]...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// cutRunFile truncates a file at frac of its size, mid-line.
-func cutRunFile(t *testing.T, path string, frac float64) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := int(float64(len(b)) * frac)
-	for n > 0 && (b[n-1] == '\n' || b[n] == '\n') {
-		n--
-	}
-	if err := os.WriteFile(path, b[:n], 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // corruptLastLine cuts the last line of a JSONL file in half, keeping its
 // newline (a corrupt line) or not (a half-written file).
 func corruptLastLine(t *testing.T, path string, terminated bool) {
@@ -615,20 +563,6 @@ func newRewritingProxy(t *testing.T, target string, rewrite func([]byte) []byte)
 	s := httptest.NewServer(rp)
 	t.Cleanup(s.Close)
 	return s
-}
-
-// oversizedProm answers every request with n bytes of a valid-looking
-// answer (announced in Content-Length).
-func oversizedProm(t *testing.T, n int) string {
-	t.Helper()
-	body := promfake.Oversized(n).Body
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
 }
 
 func docRows(rows []faultRow) []faultdoc.Row {

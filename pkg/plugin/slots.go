@@ -26,10 +26,8 @@ type querySlotKey struct{}
 // takeSlot waits for a slot (or ctx) and returns ctx carrying it and the
 // function that gives it back at the end of the query.
 func takeSlot(ctx context.Context, slots chan struct{}) (context.Context, func(), error) {
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx, nil, ctx.Err()
+	if _, err := takeHarvestSlot(ctx, slots); err != nil {
+		return ctx, nil, err
 	}
 	s := &querySlot{slots: slots, held: true}
 	return context.WithValue(ctx, querySlotKey{}, s), func() {
@@ -74,7 +72,8 @@ func whileWaiting(ctx context.Context, wait func()) {
 	wait()
 }
 
-// takeHarvestSlot waits for a slot for one block harvest.
+// takeHarvestSlot waits for a slot (for one block harvest) and returns the
+// function that gives it back.
 func takeHarvestSlot(ctx context.Context, slots chan struct{}) (func(), error) {
 	select {
 	case slots <- struct{}{}:
