@@ -227,6 +227,14 @@ func (p *scanner) strOrNull(what, def string) (string, error) {
 	return p.str(false)
 }
 
+// digitsEnd is the index after the run of ASCII digits that starts at i.
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
 // number reads a JSON number and returns its text (valid until the next
 // read).
 func (p *scanner) number() (string, error) {
@@ -241,20 +249,14 @@ func (p *scanner) number() (string, error) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(b, i)
 	default:
 		return "", errSyntax
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return "", errSyntax
+		d := i + 1
+		if i = digitsEnd(b, d); i == d {
+			return "", errSyntax // a fraction needs a digit
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -263,11 +265,8 @@ func (p *scanner) number() (string, error) {
 			i++
 		}
 		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return "", errSyntax
+		if i = digitsEnd(b, d); i == d {
+			return "", errSyntax // an exponent needs a digit
 		}
 	}
 	p.i = i
