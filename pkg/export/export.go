@@ -466,7 +466,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 	for _, n := range byBlock[""] {
 		fmt.Fprintf(w, "harvest: %s\n", n.Reason)
 	}
-	for _, b := range blockOrder {
+	for _, b := range harvest.BlockNames() {
 		ns := byBlock[b]
 		if len(ns) == 0 {
 			fmt.Fprintf(w, "%-16s ok\n", b)
@@ -477,7 +477,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 			if n.Field != "" && !slices.Contains(fields, n.Field) {
 				fields = append(fields, n.Field)
 			}
-			if c := shortCause(n.Reason); !slices.Contains(causes, c) {
+			if c := shortCause(n); !slices.Contains(causes, c) {
 				causes = append(causes, c)
 			}
 		}
@@ -500,8 +500,9 @@ var requestPart = regexp.MustCompile(`(Post|Get) "[^"]*": `)
 
 // shortCause cuts a notice to its cause: a failed read's reason names the
 // whole query twice, which makes one line per block unreadable.
-func shortCause(reason string) string {
-	if i := strings.LastIndex(reason, `" to `); i >= 0 && strings.HasPrefix(reason, "null: the read") {
+func shortCause(n harvest.Notice) string {
+	reason := n.Reason
+	if i := strings.LastIndex(reason, `" to `); i >= 0 && n.Kind == harvest.ReadFailed {
 		reason = "null: the read failed: " + reason[i+len(`" to `):]
 	} else if strings.Contains(reason, "promql: ") {
 		if j := strings.LastIndex(reason, `" to `); j >= 0 {
@@ -514,10 +515,6 @@ func shortCause(reason string) string {
 	}
 	return reason
 }
-
-// blockOrder is server_summary.json's block order.
-var blockOrder = [...]string{harvest.BlockPacking, harvest.BlockNodePSI, harvest.BlockPodPSI, harvest.BlockSnapshots,
-	harvest.BlockActiveActors, harvest.BlockWorkingSet, harvest.BlockOOM}
 
 func printCluster(w io.Writer, a cluster.AfterRun) {
 	if len(a.Notices) == 0 {
