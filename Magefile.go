@@ -5,6 +5,7 @@
 //
 //	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
 //	mage testAll       every check CI runs (the README's test command)
+//	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
 //	mage export DIR    density export of a run directory (flags as env vars)
 //	mage demo          export the built-in demo run (the README's first command)
 //	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
@@ -33,11 +34,24 @@ import (
 var Default = build.Build.Linux
 
 // TestAll runs every check: Go vet and format, the Go tests with the race
-// detector (pkg, cmd and internal), the frontend type check, lint, tests and
-// build, and the linux backend build.
+// detector (pkg, cmd and internal), a short pass of every fuzz target, the
+// frontend type check, lint, tests and build, and the linux backend build.
 func TestAll() error {
-	mg.SerialDeps(GoChecks, GoTest, Frontend, build.Build.Linux)
+	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, build.Build.Linux)
 	return nil
+}
+
+// Fuzz runs every fuzz target of the repository for FUZZTIME each (default
+// 5s: the seed corpora, what is committed under testdata/fuzz, and a few
+// seconds of new inputs), so that a parser change that breaks its fuzz
+// property does not land. scripts/fuzz.sh with FUZZTIME=60s or more is the
+// long run for releases.
+func Fuzz() error {
+	fuzztime := os.Getenv("FUZZTIME")
+	if fuzztime == "" {
+		fuzztime = "5s"
+	}
+	return sh.RunWithV(map[string]string{"FUZZTIME": fuzztime}, "bash", "scripts/fuzz.sh")
 }
 
 // GoChecks runs go vet, fails on files gofmt would change, and runs
