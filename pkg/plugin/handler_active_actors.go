@@ -20,7 +20,7 @@ func (d *Datasource) handleActiveActors(ctx context.Context, _ backend.PluginCon
 
 func (d *Datasource) activeActorsFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockActiveActors)
-	a := br.value.(harvest.ActiveActors)
+	a := br.result.ActiveActors
 	if n, failed := readFailure(br.notices); failed && a.Atelets == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}

@@ -18,7 +18,7 @@ func (d *Datasource) handlePacking(ctx context.Context, _ backend.PluginContext,
 
 func (d *Datasource) packingFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockPacking)
-	p := br.value.(harvest.Packing)
+	p := br.result.Packing
 	if n, failed := readFailure(br.notices); failed && len(p.Timeseries) == 0 {
 		return runFrames{}, d.prometheusDown(n)
 	}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -13,9 +14,13 @@ import (
 // psiResourceKeys maps the query's resource to the block's output key.
 var psiResourceKeys = map[string]string{"cpu": "cpu", "memory": "mem", "io": "io"}
 
-// checkPSI defaults scope to node and resource to cpu.
+// checkPSI defaults scope to node, resource to cpu and series to bands
+// beyond maxSeries.
 func checkPSI(m *queryModel) error {
 	if err := oneOf("scope", &m.Scope, "node", "node", "pod"); err != nil {
+		return err
+	}
+	if err := oneOf("series", &m.Series, "auto", "auto", "bands", "all"); err != nil {
 		return err
 	}
 	return oneOf("resource", &m.Resource, "cpu", "cpu", "memory", "io")
@@ -33,35 +38,19 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 	if m.Scope == "pod" {
 		block, byLabel, countName = harvest.BlockPodPSI, "pod", "pods"
 	}
+	// The summary is exact (stored, or the 10 s harvest); the series are
+	// read at the panel's resolution.
 	br := d.block(ctx, e, block)
-	b := br.value.(harvest.PSI)
+	b := br.result.NodePSI
+	if m.Scope == "pod" {
+		b = br.result.PodPSI
+	}
 	res := b.Resource(psiResourceKeys[m.Resource])
-	if n, failed := readFailure(br.notices); failed && res.Series == nil && b.Count == nil {
+	panel := d.psiSeriesPanel(ctx, m, e, b.Count)
+	series := panel.frame(frameName("psi "+m.Scope+" "+m.Resource, label), byLabel, m.Resource+"_stall_pct", label)
+	if n, failed := readFailure(br.notices); failed && panel.failed != nil && b.Count == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	var (
-		series   [][]sample
-		names    []string
-		displays []string
-		labels   []data.Labels
-	)
-	for _, s := range res.Series {
-		who := s.Labels[byLabel]
-		pts := make([]sample, len(s.Samples))
-		for i, p := range s.Samples {
-			pts[i] = sample{p.T, p.V}
-		}
-		series = append(series, pts)
-		names = append(names, m.Resource+"_stall_pct")
-		displays = append(displays, withPrefix(label, who))
-		labels = append(labels, data.Labels{byLabel: who})
-	}
-	ts := seriesFrame(frameName("psi "+m.Scope+" "+m.Resource, label), series, names, displays, labels, unitPercent)
-	ts.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
-	what := m.Resource + " stall %"
-	fields := summaryFields(res.Summary, label, what, unitPercent)
-	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
-	summary := data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
 	// Notices of the other two resources are noise here.
 	var notices []harvest.Notice
 	for _, n := range br.notices {
@@ -69,5 +58,17 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 			notices = append(notices, n)
 		}
 	}
-	return runFrames{frames: []*data.Frame{ts, summary}, queries: br.queries, notices: notices}, nil
+	if br.fromStore {
+		notices = append(notices, harvest.Notice{Block: block, Reason: "source of the per-series samples: Prometheus"})
+		if panel.failed == nil && len(series.Fields) <= 1 {
+			notices = append(notices, harvest.Notice{Block: block, Kind: harvest.Absent,
+				Reason: "Prometheus holds no samples for this run (past its retention?): the series are empty; the summary is the stored one"})
+		}
+	}
+	notices = append(notices, panel.notices...)
+	what := m.Resource + " stall %"
+	fields := summaryFields(res.Summary, label, what, unitPercent)
+	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
+	summary := data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
+	return runFrames{frames: []*data.Frame{series, summary}, queries: append(slices.Clone(br.queries), panel.queries...), notices: notices}, nil
 }

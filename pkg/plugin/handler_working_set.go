@@ -28,7 +28,7 @@ func (d *Datasource) handleWorkingSet(ctx context.Context, _ backend.PluginConte
 
 func (d *Datasource) workingSetFrames(ctx context.Context, m queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockWorkingSet)
-	ws := br.value.(harvest.WorkingSet)
+	ws := br.result.WorkingSet
 	b := ws.Block(m.Block)
 	var notices []harvest.Notice
 	for _, n := range br.notices {

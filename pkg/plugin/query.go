@@ -48,6 +48,12 @@ type queryModel struct {
 	Block     string `json:"block"`
 	TestName  string `json:"testName"`
 	Tag       string `json:"tag"`
+	// Series is how per-node and per-pod panels show many series: bands
+	// (distribution bands and the top series), all, or "" (bands above
+	// maxSeries).
+	Series string `json:"series,omitempty"`
+	// grid is the request's panel resolution (Interval, MaxDataPoints).
+	grid panelGrid
 }
 
 // runRef is `run`: one id, `latest`, `range`, or a list of ids (a
