@@ -87,6 +87,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 type Outcome struct {
 	Dir              string
 	ServerSummary    string
+	PSISeries        string // psi_series.json, next to ServerSummary
 	StatsJSONL       string
 	Result           *harvest.Result
 	Trial            frontier.Measurements
@@ -172,7 +173,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
 		LagS: o.AteletLagS, Sel: o.selectors(),
-		SeriesPoints: -1, // the artifacts hold PSI summaries only
+		// psi_series.json's bands come from the kept PSI series: the
+		// datasource's per-resource bound, past which a series is kept
+		// max-thinned (PSIResource.SeriesStep) rather than every 10 s sample.
+		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 
 	// Kubernetes and Prometheus are read concurrently.
@@ -224,6 +228,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 
+	if !writePSISeries(env, out, res) {
+		return out, ExitWrite
+	}
+
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
 	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
 		Facts:         frontier.Facts(after.Facts),
@@ -259,6 +267,25 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
 	return out, ExitOK
+}
+
+// writePSISeries writes psi_series.json next to server_summary.json,
+// atomically; false (after the error line) when it could not.
+func writePSISeries(env Env, out *Outcome, res *harvest.Result) bool {
+	doc := artifact.NewPSISeries(res, out.Run.Start, out.Run.End)
+	data, err := artifact.PSISeriesJSON(doc)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", artifact.FilePSISeries, err)
+		return false
+	}
+	out.PSISeries = filepath.Join(out.Dir, artifact.FilePSISeries)
+	if err := artifact.WriteFileAtomic(out.PSISeries, data, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
+		return false
+	}
+	points := (max(out.Run.End, out.Run.Start)-out.Run.Start)/doc.StepS + 1
+	fmt.Fprintf(env.Stdout, "wrote %s (%d points per series, every %d s)\n", out.PSISeries, points, doc.StepS)
+	return true
 }
 
 // load resolves the run from a run directory or a results store, and says
