@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // FilePSISeries is the export's PSI panel file, next to server_summary.json.
-const FilePSISeries = "psi_series.json"
+const FilePSISeries = runs.FilePSISeries
 
 // PSISeries is psi_series.json (export.md): per scope and PSI resource the
 // distribution bands and top series of the run, so a stored run keeps its

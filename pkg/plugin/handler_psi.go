@@ -2,12 +2,14 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -46,8 +48,15 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 		b = br.result.PodPSI
 	}
 	res := b.Resource(psiResourceKeys[m.Resource])
+	name := frameName("psi "+m.Scope+" "+m.Resource, label)
+	if stored := d.storedPSI(ctx, e, m.Scope, m.Resource); br.fromStore && stored != nil && m.Series != "all" {
+		series := storedPSIFrame(stored, m.grid.step, name, byLabel, m.Resource+"_stall_pct", label)
+		notices := []harvest.Notice{{Block: block, Kind: harvest.Stored,
+			Reason: fmt.Sprintf("source: results store (the %s and %s of run %s): bands across the series and the ones with the highest peak", runs.FileServerSummary, runs.FilePSISeries, e.ID)}}
+		return runFrames{frames: []*data.Frame{series, psiSummary(m, b, res, label, countName)}, notices: notices}, nil
+	}
 	panel := d.psiSeriesPanel(ctx, m, e, b.Count)
-	series := panel.frame(frameName("psi "+m.Scope+" "+m.Resource, label), byLabel, m.Resource+"_stall_pct", label)
+	series := panel.frame(name, byLabel, m.Resource+"_stall_pct", label)
 	if n, failed := readFailure(br.notices); failed && panel.failed != nil && b.Count == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
@@ -66,9 +75,44 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 		}
 	}
 	notices = append(notices, panel.notices...)
-	what := m.Resource + " stall %"
-	fields := summaryFields(res.Summary, label, what, unitPercent)
+	return runFrames{frames: []*data.Frame{series, psiSummary(m, b, res, label, countName)}, queries: append(slices.Clone(br.queries), panel.queries...), notices: notices}, nil
+}
+
+// psiSummary is the pooled steady-window summary with the node/pod count.
+func psiSummary(m queryModel, b harvest.PSI, res *harvest.PSIResource, label, countName string) *data.Frame {
+	fields := summaryFields(res.Summary, label, m.Resource+" stall %", unitPercent)
 	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
-	summary := data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
-	return runFrames{frames: []*data.Frame{series, summary}, queries: append(slices.Clone(br.queries), panel.queries...), notices: notices}, nil
+	return data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
+}
+
+// storedPSIFrame is a stored band set on the panel grid: the bands and the
+// top series, each point the last stored one at or before its grid point.
+func storedPSIFrame(b *harvest.PSIBandSet, step int64, name, byLabel, fieldName, label string) *data.Frame {
+	all := make([]int, len(b.Timestamps))
+	for i := range all {
+		all[i] = i
+	}
+	idx := onGrid(all, func(i int) int64 { return b.Timestamps[i] }, step)
+	pick := func(vals []*float64) []sample {
+		var out []sample
+		for _, i := range idx {
+			if i < len(vals) && vals[i] != nil {
+				out = append(out, sample{b.Timestamps[i], *vals[i]})
+			}
+		}
+		return out
+	}
+	p := psiPanel{}
+	for _, v := range [][]*float64{b.Min, b.P50, b.P90, b.P99, b.Max} {
+		p.bands = append(p.bands, pick(v))
+	}
+	for _, t := range b.Top {
+		var s promql.Series
+		s.Labels = map[string]string{byLabel: t.Name}
+		for _, x := range pick(t.Values) {
+			s.Samples = append(s.Samples, promql.Sample{T: x.t, V: x.v})
+		}
+		p.series = append(p.series, s)
+	}
+	return p.frame(name, byLabel, fieldName, label)
 }

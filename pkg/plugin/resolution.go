@@ -200,3 +200,20 @@ func samples(ps []promql.Sample) []sample {
 	}
 	return out
 }
+
+// onGrid thins points (ascending time) onto a panel grid of step seconds:
+// for each grid point the last point at or before it. At the harvest's own
+// 10 s step every point stays.
+func onGrid[T any](points []T, at func(T) int64, step int64) []T {
+	if step <= harvest.Step || len(points) < 2 {
+		return points
+	}
+	slot := func(t int64) int64 { return floorTo(t+step-1, step) } // the grid point at or after t
+	out := make([]T, 0, len(points)/int(step/harvest.Step)+2)
+	for i, p := range points {
+		if i == len(points)-1 || slot(at(p)) != slot(at(points[i+1])) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

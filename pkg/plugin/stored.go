@@ -21,7 +21,10 @@ const maxStoredFile = 64 << 20
 type stored struct {
 	// summary is nil when the run has no server_summary.json, or one that
 	// does not parse (problems says why; the blocks are then harvested).
-	summary  *artifact.StoredSummary
+	summary *artifact.StoredSummary
+	// psi is the run's psi_series.json (bands and top series of every PSI
+	// panel); nil when the store has none.
+	psi      *artifact.PSISeries
 	trial    *artifact.Row
 	problems []string
 }
@@ -58,6 +61,15 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): its numbers are harvested from Prometheus", runs.FileServerSummary, err))
 		}
 	}
+	if e.Artifacts.PSISeries {
+		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FilePSISeries, maxStoredFile)
+		if err == nil {
+			s.psi, err = artifact.ReadPSISeries(b)
+		}
+		if err != nil {
+			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): PSI series are read from Prometheus", runs.FilePSISeries, err))
+		}
+	}
 	if e.Artifacts.StatsJSONL {
 		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileStatsJSONL, maxStoredFile)
 		if err != nil {
@@ -87,6 +99,27 @@ func (d *Datasource) storedBlock(ctx context.Context, e runs.Entry, block string
 	ns := []harvest.Notice{{Block: block, Kind: harvest.Stored,
 		Reason: fmt.Sprintf("source: results store (the %s of run %s)", runs.FileServerSummary, e.ID)}}
 	return blockResult{result: s.summary.Result, notices: ns, cached: true, fromStore: true}, true
+}
+
+// storedPSI is a stored run's psi_series.json band set of one PSI panel.
+func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resource string) *harvest.PSIBandSet {
+	s := d.storedArtifacts(ctx, e)
+	if s.psi == nil {
+		return nil
+	}
+	sc := &s.psi.Node
+	if scope == "pod" {
+		sc = &s.psi.Pod
+	}
+	switch resource {
+	case "cpu":
+		return &sc.CPU
+	case "memory":
+		return &sc.Mem
+	case "io":
+		return &sc.IO
+	}
+	return nil
 }
 
 // storeNotices are the caveats of reading a stored run: an artifact that

@@ -18,6 +18,7 @@ import (
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -197,6 +198,55 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 	t.Logf("summary over 10 stored runs: %d of %d stored values shown (%d keys), %d Prometheus requests", shown, nonNull, total, proxy.n.Load())
 	if shown != nonNull {
 		t.Errorf("%d of %d stored values shown", shown, nonNull)
+	}
+
+	// A run stored with its psi_series.json: the PSI panel is the stored
+	// bands and top series, without a Prometheus request.
+	b, err := os.ReadFile(filepath.Join(exported, runs.FilePSISeries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := artifact.ReadPSISeries(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []*artifact.PSIScope{&ps.Node, &ps.Pod} {
+		for _, bs := range []*harvest.PSIBandSet{&sc.CPU, &sc.Mem, &sc.IO} {
+			for i := range bs.Timestamps {
+				bs.Timestamps[i] += 5 * day
+			}
+		}
+	}
+	if b, err = artifact.PSISeriesJSON(ps); err != nil {
+		t.Fatal(err)
+	}
+	id5 := runs.StoreRunID(tr.TestName, tr.Start+5*day, "n5")
+	if err := os.WriteFile(filepath.Join(e.storeRoot, "runs", tr.TestName, "run_date="+time.Unix(tr.Start+5*day, 0).UTC().Format("2006-01-02"),
+		"run_ts="+strconv.FormatInt(tr.Start+5*day, 10), "run_tag=n5", runs.FilePSISeries), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.uid += "-psi" // a new instance: the store listing is cached
+	c = e.client(t)
+	before := proxy.n.Load()
+	stored := e.query(t, c, q("C", tr.Start+5*day-600, tr.End+5*day+600, map[string]any{"queryType": "psi", "run": id5, "scope": "pod", "resource": "cpu"}))["C"]
+	if stored.Error != nil {
+		t.Fatal(stored.Error)
+	}
+	if n := proxy.n.Load() - before; n != 0 {
+		t.Errorf("PSI panel of a run stored with %s sent %d Prometheus requests", runs.FilePSISeries, n)
+	}
+	sf := stored.Frames[0]
+	for _, name := range bandFields {
+		fl := field(t, sf, name)
+		if fl.Len() == 0 {
+			t.Errorf("stored band %s is empty", name)
+		}
+	}
+	if v, ok := field(t, sf, "p99").ConcreteAt(0); !ok || ps.Pod.CPU.P99[0] == nil || v != *ps.Pod.CPU.P99[0] {
+		t.Errorf("stored p99[0] %v, file %v", v, ps.Pod.CPU.P99[0])
+	}
+	if !strings.Contains(noticeTexts(stored), runs.FilePSISeries) {
+		t.Errorf("notices do not name %s:\n%s", runs.FilePSISeries, noticeTexts(stored))
 	}
 
 	// A per-node PSI panel of one of them: the stored summary, no series,
