@@ -26,7 +26,7 @@ const day = 86400
 
 // exportedRun runs `density export` on the env's simulated run against its
 // real Prometheus and returns the artifacts' directory.
-func exportedRun(t *testing.T, e *env) string {
+func exportedRun(t testing.TB, e *env) string {
 	t.Helper()
 	r, _ := promCache.Prometheus(t, e.name)
 	dir := t.TempDir()
@@ -55,7 +55,7 @@ func exportedRun(t *testing.T, e *env) string {
 // of the same test k days later (a nightly run Prometheus never held): its
 // server_summary.json and stats.jsonl rows with every time moved by k days.
 // It returns the run's id and its stored server_summary measurements.
-func storeShifted(t *testing.T, e *env, exported string, k int64) (string, artifact.Object) {
+func storeShifted(t testing.TB, e *env, exported string, k int64) (string, artifact.Object) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
 	if err != nil {
@@ -410,4 +410,39 @@ func promQuantile(phi float64, sorted []float64) float64 {
 	hi := math.Min(lo+1, float64(len(sorted)-1))
 	w := rank - lo
 	return sorted[int(lo)]*(1-w) + sorted[int(hi)]*w
+}
+
+// BenchmarkStoredTrend is the Runs over time summary panel over 30 stored
+// nightly runs: cold (a new datasource instance each time) and cached, with
+// the Prometheus requests per load.
+func BenchmarkStoredTrend(b *testing.B) {
+	e := newEnv(b, "steady")
+	exported := exportedRun(b, e)
+	for k := int64(1); k <= 30; k++ {
+		storeShifted(b, e, exported, k)
+	}
+	proxy := newCountingProxy(b, e.prom.URL)
+	e.promURL = proxy.URL
+	e.jsonData["discoverRuns"] = false
+	tr := e.truth
+	e.now = time.Unix(tr.End+40*day, 0)
+	qs := q("A", tr.Start+day-600, tr.Start+30*day+600, map[string]any{"queryType": "summary", "run": "range"})
+	for _, mode := range []string{"cold", "cached"} {
+		b.Run(mode, func(b *testing.B) {
+			base := e.uid
+			i := 0
+			for b.Loop() {
+				if mode == "cold" {
+					i++
+					e.uid = base + "-cold-" + strconv.Itoa(i)
+				}
+				resp := e.query(b, e.client(b), qs)["A"]
+				if resp.Error != nil || resp.Frames[0].Rows() != 30 {
+					b.Fatalf("%v, %d rows", resp.Error, resp.Frames[0].Rows())
+				}
+			}
+			e.uid = base
+			b.ReportMetric(float64(proxy.n.Load())/float64(b.N), "prom-requests/op")
+		})
+	}
 }
