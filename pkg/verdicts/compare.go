@@ -40,7 +40,7 @@ type Comparison struct {
 // out, and a key null in either run is skipped (listed in Skipped).
 // Verdict: same when |Δ%| ≤ noisePct (inclusive), else better or worse by
 // the key's direction, or changed for keys without one. Δ% is null when
-// the baseline is 0 (then the sign decides).
+// the baseline is 0 (then the sign decides); Δ is rounded to 6 decimals.
 func Compare(baseline, candidate *Run, noisePct float64) Comparison {
 	var c Comparison
 	for _, bv := range baseline.Values {
@@ -62,7 +62,7 @@ func Compare(baseline, candidate *Run, noisePct float64) Comparison {
 			continue
 		}
 		dir := DirectionOf(k)
-		row := CompareRow{Key: k, Baseline: b, Candidate: x, Delta: x - b, Direction: dir.String()}
+		row := CompareRow{Key: k, Baseline: b, Candidate: x, Delta: percentile.Round(x-b, 6), Direction: dir.String()}
 		same := x == b
 		if b != 0 {
 			d := percentile.Round((x-b)/math.Abs(b)*100, 4)

@@ -9,7 +9,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/percentile"
 )
 
@@ -217,6 +216,3 @@ func (cp ChangePoint) Title() string {
 	}
 	return fmt.Sprintf("%s %s (%s)", cp.Key, d, cp.Kind)
 }
-
-// FormatNumber is a number as the rows write it.
-func FormatNumber(x float64) string { return artifact.FormatFloat(x) }
