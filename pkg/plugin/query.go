@@ -29,12 +29,15 @@ const (
 	QuerySummary      = "summary"
 	QueryTests        = "tests"
 	QueryAnnotations  = "annotations"
+	QueryCompare      = "compare"
+	QueryChangePoints = "changePoints"
 )
 
 // QueryTypes lists every query type the mux serves.
 var QueryTypes = []string{
 	QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
 	QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
+	QueryCompare, QueryChangePoints,
 }
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
@@ -48,6 +51,11 @@ type queryModel struct {
 	Block     string `json:"block"`
 	TestName  string `json:"testName"`
 	Tag       string `json:"tag"`
+	// Baseline and Candidate are the run ids of `compare`.
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	// Keys limits `changePoints` (a list or a comma-separated string).
+	Keys runRef `json:"keys"`
 }
 
 // runRef is `run`: one id, `latest`, `range`, or a list of ids (a
