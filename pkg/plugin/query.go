@@ -29,6 +29,7 @@ const (
 	QuerySummary      = "summary"
 	QueryTests        = "tests"
 	QueryAnnotations  = "annotations"
+	QueryGates        = "gates"
 	QueryCompare      = "compare"
 	QueryChangePoints = "changePoints"
 )
@@ -37,7 +38,7 @@ const (
 var QueryTypes = []string{
 	QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
 	QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
-	QueryCompare, QueryChangePoints,
+	QueryGates, QueryCompare, QueryChangePoints,
 }
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and

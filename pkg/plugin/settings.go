@@ -86,6 +86,10 @@ type Settings struct {
 	LiveFactsMaxAgeSeconds int64
 	CacheEntries           int
 	MaxResponseBytes       int64
+
+	// Gates is the text of a gates file (verdicts.md) for the `gates`
+	// query; it is parsed by the query, so a bad file fails only that query.
+	Gates string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -123,6 +127,7 @@ type jsonData struct {
 	LiveFactsMaxAgeSeconds flexNumber `json:"liveFactsMaxAgeSeconds"`
 	CacheEntries           flexNumber `json:"cacheEntries"`
 	MaxResponseBytes       flexNumber `json:"maxResponseBytes"`
+	Gates                  string     `json:"gates"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -183,6 +188,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	out := Settings{
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
+		Gates:           jd.Gates,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
 		WorkerPool:      orDefault(jd.WorkerPool, DefaultWorkerPool),

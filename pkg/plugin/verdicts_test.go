@@ -52,6 +52,7 @@ func TestVerdictQueries(t *testing.T) {
 	e := newEnv(t, "steady")
 	end := e.now.Unix()
 	ids := storeNightly(t, e.storeRoot, 20, 12, end)
+	e.jsonData["gates"] = "gates:\n  - key: restore_p99_s\n    max_regression_pct: 10\n  - key: cluster_packing_p50\n    min: 0.95\n"
 	c := e.client(t)
 
 	r := e.query(t, c, q("A", end-30*86400, end, map[string]any{"queryType": "changePoints", "testName": "nightly"}))["A"]
@@ -80,6 +81,27 @@ func TestVerdictQueries(t *testing.T) {
 	}
 	if f.Meta == nil || len(f.Meta.Notices) == 0 || !strings.Contains(f.Meta.Notices[0].Text, "psi_cpu_stall_p50") {
 		t.Errorf("no notice of the null key: %+v", f.Meta)
+	}
+
+	// gates with run latest: the table and a one-number frame for alerts.
+	r = e.query(t, c, q("D", end-30*86400, end, map[string]any{"queryType": "gates", "run": "latest", "testName": "nightly", "baseline": "latest"}))["D"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if len(r.Frames) != 2 || field(t, r.Frames[0], "verdict").At(0) != "pass" || field(t, r.Frames[0], "verdict").At(1) != "fail" ||
+		field(t, r.Frames[1], "failed_gates").At(0) != 1.0 {
+		t.Errorf("gates latest: %d frames", len(r.Frames))
+	}
+	r = e.query(t, c, q("E", end-30*86400, end, map[string]any{"queryType": "gates", "run": ids[12], "baseline": ids[11]}))["E"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if len(r.Frames) != 1 || field(t, r.Frames[0], "verdict").At(0) != "fail" || !strings.HasPrefix(field(t, r.Frames[0], "reason").At(0).(string), "regression") {
+		t.Errorf("gates of run 12 against 11: %v", field(t, r.Frames[0], "reason").At(0))
+	}
+	r = e.query(t, c, q("F", end-30*86400, end, map[string]any{"queryType": "gates", "run": ids[12]}))["F"]
+	if r.Error != nil || field(t, r.Frames[0], "reason").At(0) != "no baseline" {
+		t.Errorf("gates without a baseline: %v", r.Error)
 	}
 
 	r = e.query(t, c, q("C", end-30*86400, end, map[string]any{"queryType": "compare", "baseline": ids[11]}))["C"]

@@ -65,8 +65,8 @@ func runFromJSONL(data []byte) (*verdicts.Run, error) {
 	return &r, nil
 }
 
-// loadEntry reads a stored run.
-func loadEntry(ctx context.Context, s *runs.Store, e runs.Entry) (*verdicts.Run, error) {
+// LoadEntry reads a stored run.
+func LoadEntry(ctx context.Context, s *runs.Store, e runs.Entry) (*verdicts.Run, error) {
 	data, err := s.ReadFile(ctx, e, "stats.jsonl", maxStatsBytes)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func LoadStoreRun(ctx context.Context, s *runs.Store, id string) (*verdicts.Run,
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	return loadEntry(ctx, s, e)
+	return LoadEntry(ctx, s, e)
 }
 
 // LoadTest reads every stored run of testName starting at or after from
@@ -105,7 +105,7 @@ func LoadTest(ctx context.Context, s *runs.Store, testName string, from int64) (
 		if !e.Artifacts.Has("stats.jsonl") {
 			continue
 		}
-		r, err := loadEntry(ctx, s, e)
+		r, err := LoadEntry(ctx, s, e)
 		if err != nil {
 			return nil, err
 		}
@@ -114,9 +114,9 @@ func LoadTest(ctx context.Context, s *runs.Store, testName string, from int64) (
 	return out, nil
 }
 
-// latestBaseline is the newest stored run of the candidate's test name and
+// LatestBaseline is the newest stored run of the candidate's test name and
 // cohort other than the candidate itself.
-func latestBaseline(ctx context.Context, s *runs.Store, cand *verdicts.Run) (*verdicts.Run, error) {
+func LatestBaseline(ctx context.Context, s *runs.Store, cand *verdicts.Run) (*verdicts.Run, error) {
 	all, err := LoadTest(ctx, s, cand.TestName, 0)
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func (b BaselineFlags) Load(ctx context.Context, cand *verdicts.Run, defaultStor
 	}
 	defer s.Close()
 	if b.Run == "latest" {
-		return latestBaseline(ctx, s, cand)
+		return LatestBaseline(ctx, s, cand)
 	}
 	return LoadStoreRun(ctx, s, b.Run)
 }
