@@ -7,6 +7,7 @@
 //	mage testAll       every check CI runs (the README's test command)
 //	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
 //	mage export DIR    density export of a run directory (flags as env vars)
+//	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
 //	mage demo          export the built-in demo run (the README's first command)
 //	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
 package main
@@ -25,6 +26,7 @@ import (
 
 	"github.com/substrate/density/internal/demo"
 	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/verdicts/command"
 
 	// mage:import
 	build "github.com/grafana/grafana-plugin-sdk-go/build"
@@ -122,6 +124,21 @@ func Export(ctx context.Context, runDir string) error {
 	}
 	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != export.ExitOK {
 		return mg.Fatalf(code, "mage export: exit %d", code)
+	}
+	return nil
+}
+
+// Check evaluates a gates file on the run in runDir like `density check
+// --run-dir runDir`; the other flags come from environment variables named
+// like them: GATES, BASELINE, BASELINE_RUN, BASELINE_STORE, STORE, JUNIT.
+// A failed gate exits 3.
+func Check(ctx context.Context, runDir string) error {
+	o := command.CheckOptions{
+		Gates: os.Getenv("GATES"), RunDir: runDir, Store: os.Getenv("STORE"), JUnit: os.Getenv("JUNIT"),
+		Baseline: command.BaselineFlags{Dir: os.Getenv("BASELINE"), Run: os.Getenv("BASELINE_RUN"), Store: os.Getenv("BASELINE_STORE")},
+	}
+	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != command.ExitOK {
+		return mg.Fatalf(code, "mage check: exit %d", code)
 	}
 	return nil
 }

@@ -19,6 +19,10 @@ func TestRun(t *testing.T) {
 		{"help lists version", []string{"help"}, 0, "version", ""},
 		{"version", []string{"version"}, 0, "density ", ""},
 		{"no args is a usage error", nil, 2, "", "Commands:"},
+		{"help lists check", []string{"help"}, 0, "regressions", ""},
+		{"check without gates", []string{"check"}, 2, "", "--gates"},
+		{"compare needs two runs", []string{"compare", "a"}, 2, "", "two runs"},
+		{"regressions needs a store", []string{"regressions"}, 2, "", "--store"},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 	}
 	for _, tc := range tests {

@@ -25,14 +25,18 @@ import (
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // Exit codes of the export (export.md).
 const (
-	ExitOK       = 0
-	ExitWrite    = 1 // the artifacts could not be written
-	ExitUsage    = 2 // bad flags or inputs; nothing written
-	exitCanceled = 130
+	ExitOK    = 0
+	ExitWrite = 1 // the artifacts could not be written
+	ExitUsage = 2 // bad flags or inputs; nothing written
+	// ExitGateFailed: a gate of --gates failed; every artifact was written.
+	ExitGateFailed = 3
+	exitCanceled   = 130
 )
 
 // Env is what the export takes from its surroundings; tests replace it.
@@ -122,6 +126,30 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 	if err := o.validate(); err != nil {
 		return usage(err)
+	}
+	if o.Gates == "" {
+		o.Gates = env.Getenv("GATES")
+	}
+	var gates *verdicts.Gates
+	if o.Gates != "" {
+		gs, err := command.ReadGates(o.Gates)
+		if err != nil {
+			return usage(err)
+		}
+		if gs.NeedsBaseline() && !o.Baseline.Set() {
+			return usage(&UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")})
+		}
+		if o.Baseline.Dir != "" && o.Baseline.Run != "" {
+			return usage(&UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")})
+		}
+		if o.Baseline.Dir != "" {
+			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
+				return usage(err)
+			}
+		}
+		gates = &gs
+	} else if o.JUnit != "" {
+		return usage(&UsageError{Err: errors.New("--junit needs --gates")})
 	}
 	metadata, err := frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata)
 	if err != nil {
@@ -255,9 +283,30 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	var gated *command.Gated
+	if gates != nil {
+		cand := verdicts.RunFromRows(rows)
+		cand.ID, cand.Start = outDir, run.Start
+		g, err := command.Evaluate(ctx, *gates, &cand, o.Baseline, o.Store)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
+			return out, ExitUsage
+		}
+		command.PrintResults(env.Stdout, g)
+		rows = append(rows, g.Rows...)
+		gated = &g
+	}
+
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+		summaries := artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
+		match := summaries
+		if gated != nil {
+			// The gate family is replaced too; without --gates it stays.
+			gate := verdicts.MatchGateRows(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
+			match = func(line []byte) bool { return summaries(line) || gate(line) }
+		}
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
@@ -266,6 +315,17 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	if gated != nil {
+		if o.JUnit != "" {
+			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
+				fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", o.JUnit, err)
+				return out, ExitWrite
+			}
+		}
+		if gated.Failed() {
+			return out, ExitGateFailed
+		}
+	}
 	return out, ExitOK
 }
 

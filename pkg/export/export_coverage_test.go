@@ -157,6 +157,8 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
 		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
+		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // DefaultPrometheusURL is the in-cluster Prometheus service of the
@@ -51,6 +53,12 @@ type Options struct {
 	AteletContainer string
 
 	Metadata string
+	// Gates is a gates file (verdicts.md): the gate family is appended last
+	// and a failed gate exits 3. Baseline serves max_regression_pct gates;
+	// JUnit is where the JUnit XML of the gates goes ("" none).
+	Gates    string
+	Baseline command.BaselineFlags
+	JUnit    string
 	Replace  bool
 	Verbose  bool
 	Before   bool
@@ -115,6 +123,9 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
 	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
+	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
+	command.AddBaselineFlags(fs, &o.Baseline)
+	fs.StringVar(&o.JUnit, "junit", "", "with --gates: write JUnit XML of the gates to this file")
 	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")

@@ -94,6 +94,10 @@ type Settings struct {
 	// MaxSeries is the most per-node or per-pod series a panel gets before
 	// it shows distribution bands and the TopSeries series instead.
 	MaxSeries, TopSeries int
+
+	// Gates is the text of a gates file (verdicts.md) for the `gates`
+	// query; it is parsed by the query, so a bad file fails only that query.
+	Gates string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -134,6 +138,7 @@ type jsonData struct {
 	PreferStored           *bool      `json:"preferStored"`
 	MaxSeries              flexNumber `json:"maxSeries"`
 	TopSeries              flexNumber `json:"topSeries"`
+	Gates                  string     `json:"gates"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -194,6 +199,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	out := Settings{
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
+		Gates:           jd.Gates,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
