@@ -23,6 +23,7 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -93,6 +94,10 @@ type Outcome struct {
 	TrialWritten     bool
 	Run              runs.Run
 	PrometheusErrors int
+	// Ladder is the ladder evaluation (nil: not a ladder run, or
+	// --no-ladder); LadderWritten says its rows were written.
+	Ladder        *ladder.Result
+	LadderWritten bool
 }
 
 // Run executes a validated export and returns the exit code.
@@ -180,8 +185,13 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		wg    sync.WaitGroup
 		res   *harvest.Result
 		after cluster.AfterRun
+		lad   *ladder.Result
 	)
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		lad = evaluateLadder(ctx, client, o.Ladder, in.Ladder, in.LadderErr)
+	}()
 	go func() {
 		defer wg.Done()
 		res = harvest.Harvest(ctx, client, params)
@@ -193,9 +203,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
 
-	out := &Outcome{Dir: outDir, Result: res, Run: run}
+	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printLadder(env.Stdout, lad)
 	if o.Verbose {
 		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
@@ -247,9 +258,16 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	if lad != nil {
+		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
+			rows = append(rows, lr...)
+			out.LadderWritten = true
+		}
+	}
+
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, matchOwnRows(run, out.LadderWritten), rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
