@@ -14,7 +14,7 @@ import (
 func runLadder(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("density ladder", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	print := fs.Bool("print-profile", false, "print the built-in ladder profile as YAML (placeholders such as ${resume_name} are filled from the export's flags)")
+	printProfile := fs.Bool("print-profile", false, "print the built-in ladder profile as YAML (placeholders such as ${resume_name} are filled from the export's flags)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: density ladder --print-profile\n\nFlags:")
@@ -25,7 +25,7 @@ func runLadder(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "density ladder: %v\n", err)
 		return 2
 	}
-	if fs.NArg() > 0 || !*print {
+	if fs.NArg() > 0 || !*printProfile {
 		fmt.Fprintln(stderr, "density ladder: usage: density ladder --print-profile")
 		return 2
 	}

@@ -535,10 +535,10 @@ func ladderTruth(sc Scenario, exported []ExportedSeries) *LadderTruth {
 	at := l.StartMs
 	var target *float64
 	type qual struct {
-		step           int64
-		rps, tgt       float64
-		succ, fail     float64
-		paced, hasFail bool
+		step       int64
+		rps, tgt   float64
+		succ, fail float64
+		paced      bool
 	}
 	var quals []qual
 	for i, st := range l.Steps {
