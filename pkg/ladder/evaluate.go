@@ -157,7 +157,7 @@ func Evaluate(ctx context.Context, c *promql.Client, lad runs.Ladder, prof Profi
 	for _, sr := range todo {
 		W := float64(sr.row.Window.B - sr.row.Window.A)
 		for _, f := range prof {
-			sr.row.Values = append(sr.row.Values, figureValues(f, sr.reads[keyOf(f)], W)...)
+			sr.row.Values = append(sr.row.Values, figureValues(f, sr.reads[keyOf(f)], W, presence(sr.reads, f))...)
 		}
 		res.Rows = append(res.Rows, sr.row)
 	}
@@ -192,8 +192,25 @@ func keyOf(f Figure) readKey {
 
 func ptr(x float64) *float64 { return &x }
 
-// figureValues turns one read into the figure's key(s).
-func figureValues(f Figure, out *readOut, W float64) []Value {
+// presence says whether another growth read of the step selects a value
+// of f.By (its query holds the matcher by="value") and found series: a
+// listed value without series of its own is 0 only then (the success
+// series of the operation are present), else null.
+func presence(reads map[readKey]*readOut, f Figure) func(value string) bool {
+	return func(value string) bool {
+		m := fmt.Sprintf("%s=%q", f.By, value)
+		for k, out := range reads {
+			if k.growth && k.query != strings.TrimSpace(f.Query) && strings.Contains(k.query, m) && len(out.g.Series) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// figureValues turns one read into the figure's key(s); present says
+// whether a listed value without series counts as 0.
+func figureValues(f Figure, out *readOut, W float64, present func(string) bool) []Value {
 	if f.By == "" {
 		v, isInt := reduce(f, out.g.Series, out.series, W)
 		return []Value{{Key: f.Key, V: v, Int: isInt}}
@@ -235,9 +252,8 @@ func figureValues(f Figure, out *readOut, W float64) []Value {
 		g := groups[v]
 		var val Value
 		if g == nil {
-			val = Value{V: ptr(0), Int: f.Reduce == ReduceGrowth}
-			if f.Reduce != ReduceGrowth && f.Reduce != ReduceGrowthRate {
-				val = Value{}
+			if (f.Reduce == ReduceGrowth || f.Reduce == ReduceGrowthRate) && present(v) {
+				val = Value{V: ptr(0), Int: f.Reduce == ReduceGrowth}
 			}
 		} else {
 			val.V, val.Int = reduce(f, g.growth, g.series, W)

@@ -37,9 +37,11 @@ type Figure struct {
 	// By fans the figure out per value of a label: Key holds `{snake}`
 	// (the value by the camel-to-snake rule) or `{value}`.
 	By string `json:"by,omitempty"`
-	// Values are label values of By always reported: 0 when the read
-	// succeeded and no series of the value grew in the window (a load
-	// generator creates its failure series only on the first failure).
+	// Values are label values of By always reported. A value without
+	// series in the window is 0 when another growth figure selecting
+	// By="value" found series (a load generator creates its failure
+	// series only on the first failure, its success series are there),
+	// else null.
 	Values []string `json:"values,omitempty"`
 }
 

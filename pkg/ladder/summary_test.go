@@ -1,10 +1,12 @@
 package ladder
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -119,3 +121,22 @@ var errTest = &testErr{}
 type testErr struct{}
 
 func (*testErr) Error() string { return "test" }
+
+func TestListedValuesNeedTheirOperation(t *testing.T) {
+	f := Figure{Key: "failures_{snake}", Query: `x{status="failure"}`, Reduce: ReduceGrowth, By: "name", Values: []string{"Resume", "Pause"}}
+	fails := &readOut{g: promql.Growth{Series: []promql.SeriesGrowth{{Labels: map[string]string{"name": "Other"}, Growth: 3}}}}
+	reads := map[readKey]*readOut{
+		{growth: true, query: f.Query}:                              fails,
+		{growth: true, query: `x{name="Resume", status="success"}`}: {g: promql.Growth{Series: []promql.SeriesGrowth{{Labels: map[string]string{"name": "Resume"}, Growth: 10}}}},
+		{growth: true, query: `x{name="Pause", status="success"}`}:  {},
+	}
+	vs := figureValues(f, fails, 10, presence(reads, f))
+	got := map[string]string{}
+	for _, v := range vs {
+		got[v.Key] = fmt.Sprint(valueText(v.V, v.Int))
+	}
+	want := map[string]string{"failures_other": "3", "failures_resume": "0", "failures_pause": "<nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || vs[0].Key != "failures_other" || vs[2].Key != "failures_resume" {
+		t.Errorf("got %v (%v), want %v", got, vs, want)
+	}
+}
