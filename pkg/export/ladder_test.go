@@ -211,3 +211,37 @@ func TestExportLadderProfileFlag(t *testing.T) {
 		t.Error("unknown --log-tz accepted")
 	}
 }
+
+// A run re-harvested from the results store reads the store's logs.txt.
+func TestExportLadderFromStore(t *testing.T) {
+	dir, url, tr := ladderRun(t)
+	root := t.TempDir()
+	runDir := filepath.Join(root, "runs", tr.TestName, "run_date=2024-03-18", "run_ts="+itoa(tr.Start), "run_tag="+tr.Tag)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"stats_history.csv", "stats.csv", "logs.txt"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(runDir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	e := newEnv(nil, nil)
+	args := []string{"--store", "file://" + root, "--run", tr.TestName + "/" + itoa(tr.Start) + "/" + tr.Tag, "--out", out,
+		"--prometheus-url", url, "--start", itoa(tr.Start), "--end", itoa(tr.End), "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
+	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
+	}
+	rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
+	if got := metrics(rows); !strings.HasSuffix(got, "ladder_step_001,ladder_step_002,ladder_step_004,ladder_summary") {
+		t.Fatalf("rows %s", got)
+	}
+	knee, _ := rows[len(rows)-1].Measurements.Get("knee_step")
+	if valText(knee) != "2" {
+		t.Errorf("knee %v", knee)
+	}
+}
