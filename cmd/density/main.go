@@ -28,6 +28,7 @@ Commands:
   check        evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails
   compare      compare two runs key by key (Markdown or JSON)
   regressions  change points across the stored runs of a test name (exit 4 on a recent regression)
+  ladder       --print-profile: print the built-in ladder profile (the figures of each ladder step) as YAML
   version      print the version and exit
   help         show this help
 
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return command.Compare(ctx, args[1:], command.DefaultEnv(stdout, stderr))
 	case "regressions":
 		return command.Regressions(ctx, args[1:], command.DefaultEnv(stdout, stderr))
+	case "ladder":
+		return runLadder(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

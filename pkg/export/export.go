@@ -23,6 +23,7 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
@@ -98,6 +99,10 @@ type Outcome struct {
 	TrialWritten     bool
 	Run              runs.Run
 	PrometheusErrors int
+	// Ladder is the ladder evaluation (nil: not a ladder run, or
+	// --no-ladder); LadderWritten says its rows were written.
+	Ladder        *ladder.Result
+	LadderWritten bool
 }
 
 // Run executes a validated export and returns the exit code.
@@ -212,8 +217,13 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		wg    sync.WaitGroup
 		res   *harvest.Result
 		after cluster.AfterRun
+		lad   *ladder.Result
 	)
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		lad = evaluateLadder(ctx, client, o.Ladder, in.Ladder, in.LadderErr)
+	}()
 	go func() {
 		defer wg.Done()
 		res = harvest.Harvest(ctx, client, params)
@@ -225,9 +235,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
 
-	out := &Outcome{Dir: outDir, Result: res, Run: run}
+	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printLadder(env.Stdout, lad)
 	if o.Verbose {
 		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
@@ -283,6 +294,12 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	if lad != nil {
+		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
+			rows = append(rows, lr...)
+			out.LadderWritten = true
+		}
+	}
 	var gated *command.Gated
 	if gates != nil {
 		cand := verdicts.RunFromRows(rows)
@@ -299,12 +316,12 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		summaries := artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
-		match := summaries
+		own := matchOwnRows(run, out.LadderWritten)
+		match := own
 		if gated != nil {
 			// The gate family is replaced too; without --gates it stays.
 			gate := verdicts.MatchGateRows(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
-			match = func(line []byte) bool { return summaries(line) || gate(line) }
+			match = func(line []byte) bool { return own(line) || gate(line) }
 		}
 		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {

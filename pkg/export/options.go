@@ -65,6 +65,8 @@ type Options struct {
 	// NoWait skips the lag wait (tests and re-harvests of old runs never
 	// wait anyway: the wait is until end+lag, which has passed).
 	NoWait bool
+
+	Ladder LadderOptions
 }
 
 // UsageError is a bad flag or input: exit code 2, nothing written.
@@ -130,11 +132,13 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
+	ladderFlags(fs, &o.Ladder)
 	return fs
 }
 
-// ParseFlags parses `density export` arguments. --no-cluster-facts is
-// accepted as the negation of --cluster-facts.
+// ParseFlags parses `density export` arguments. --no-cluster-facts and
+// --no-ladder are accepted as the negations of --cluster-facts and
+// --ladder.
 func ParseFlags(args []string, output io.Writer) (Options, error) {
 	var o Options
 	// Errors are reported by the caller in one line; only --help prints the
@@ -142,8 +146,11 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs := flagSet(&o, io.Discard)
 	rewritten := make([]string, 0, len(args))
 	for _, a := range args {
-		if a == "--no-cluster-facts" || a == "-no-cluster-facts" {
+		switch a {
+		case "--no-cluster-facts", "-no-cluster-facts":
 			a = "--cluster-facts=false"
+		case "--no-ladder", "-no-ladder":
+			a = "--ladder=false"
 		}
 		rewritten = append(rewritten, a)
 	}
@@ -259,5 +266,5 @@ func (o *Options) validate() error {
 			return usageErrorf("--bearer-token-file: %v", err)
 		}
 	}
-	return nil
+	return o.Ladder.validate()
 }
