@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -249,7 +248,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 
 	md := artifact.ServerMetadata{
-		TestName: run.TestName, Tag: run.Tag, PromURL: redactURL(o.PrometheusURL),
+		TestName: run.TestName, Tag: run.Tag, PromURL: promql.RedactURL(o.PrometheusURL),
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
 	}
 	doc, err := artifact.ServerSummaryJSON(md, res)
@@ -634,14 +633,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// redactURL drops credentials from a URL before it is written or printed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.User = nil
-	return u.String()
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+
+	"github.com/substrate/density/pkg/promql"
 )
 
 // Defaults of the jsonData settings (datasource.md "Fixed names";
@@ -307,7 +309,7 @@ func validatePrometheusURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// The raw URL may hold user:password; name only what is safe.
-		return fmt.Errorf("%w (%s)", ErrInvalidURL, redactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidURL, promql.RedactURL(raw))
 	}
 	return nil
 }
@@ -318,26 +320,13 @@ func validateStoreURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
 	}
 	switch u.Scheme {
 	case "file", "gs", "s3", "azblob":
 		return nil
 	}
-	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
-}
-
-// redactURL keeps scheme, host and path of a URL for messages; user info
-// and query (where signed URLs keep tokens) are dropped.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "unparseable URL"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
+	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
 }
 
 // URLHost returns the host part of a URL for health and error messages
@@ -345,7 +334,7 @@ func redactURL(raw string) string {
 func URLHost(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return redactURL(raw)
+		return promql.RedactURL(raw)
 	}
 	return u.Host
 }

@@ -22,6 +22,8 @@ import (
 	_ "gocloud.dev/blob/gcsblob"
 	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/substrate/density/pkg/promql"
 )
 
 // Store layout segments (runs.md "Run catalogs").
@@ -79,9 +81,7 @@ func storeURL(raw string) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("results store URL: not a URL")
 	}
-	safe := *u
-	safe.User, safe.RawQuery, safe.Fragment = nil, "", ""
-	where := safe.String()
+	where := promql.RedactURL(raw)
 	switch u.Scheme {
 	case "file":
 		return u.String(), where, nil
