@@ -702,7 +702,7 @@ func expiringContinue(times int, note string) func(*faultFixture) {
 		srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
 			Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: times}}})
 		f.t.Cleanup(srv.Close)
-		f.kube = kubeClient1s(srv.URL, kubeToken)
+		f.kube = kubeClientTimeout(srv.URL, kubeToken, pagedListTimeout)
 		f.note(note)
 	}
 }
@@ -773,7 +773,7 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	e := newEnv(nil, nil)
-	e.Kube = kubeClient1s(kubeURL, kubeToken)
+	e.Kube = kubeClientTimeout(kubeURL, kubeToken, pagedListTimeout)
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != ExitOK {
 		t.Fatalf("--before: exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
@@ -785,10 +785,19 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
 }
 
 // kubeClient1s builds a real client-go clientset for a fake API server
-// with a 1 s request timeout.
+// with a 1 s request timeout (the rows whose server never answers).
 func kubeClient1s(u, token string) func(cluster.Access) (kubernetes.Interface, error) {
+	return kubeClientTimeout(u, token, time.Second)
+}
+
+// pagedListTimeout is the request timeout of the reads that list the
+// 1,100-pod paged cluster: one page takes longer than a second under the
+// race detector on a loaded 2-core machine.
+const pagedListTimeout = 30 * time.Second
+
+func kubeClientTimeout(u, token string, timeout time.Duration) func(cluster.Access) (kubernetes.Interface, error) {
 	return func(cluster.Access) (kubernetes.Interface, error) {
-		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, Timeout: time.Second})
+		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, Timeout: timeout})
 	}
 }
 
