@@ -394,7 +394,7 @@ func (s *scanner) skipValue(b byte, depth int) error {
 	case b == 't':
 		return s.literal("rue", "true")
 	case b == 'f':
-		return s.literal("alse", "false")
+		return s.literal("false"[1:], "false")
 	case b == 'n':
 		return s.literal("ull", "null")
 	case b == '-' || b == 'N' || b == 'I' || (b >= '0' && b <= '9'):
