@@ -50,8 +50,9 @@ type PhaseTruth struct {
 	// Summary counts.
 	Records, AteletCheckpoint, AteletRestore int
 	PodsRead, PodsFailed                     int
-	// Failed is the number of failed operations written (both layers).
-	Failed int
+	// Failed is the number of failed operations written (both layers);
+	// Late the records written after the run's end + lag (dropped).
+	Failed, Late int
 }
 
 // simRecord is one record the simulator writes, kept for the truth.
@@ -107,6 +108,7 @@ func writePhaseLogs(w *world, dir string, t *Truth) error {
 		}
 	}
 	var recs []*simRecord
+	pt0 := &PhaseTruth{}
 	for n := range sc.NodePods {
 		r := rngFor(sc.Seed, "phaselogs", n)
 		for k, e := range w.nodeEvents(n) {
@@ -169,12 +171,23 @@ func writePhaseLogs(w *world, dir string, t *Truth) error {
 		}
 	}
 
+	// Records of the next run, after the end + lag: an export must drop
+	// them.
+	for i := range 3 {
+		us := cutoff + int64(i+1)*1_000_000
+		a := &simRecord{layer: "atelet", op: "restore", uid: fmt.Sprintf("next-run-%d", i), scope: "full", kind: "latest",
+			class: "gvisor", us: us, pod: 0, dropped: true, phases: []simPhase{{"ateom_restore", 0.5}, {"total", 1}}}
+		a.partner = &simRecord{dropped: true}
+		recs = append(recs, a)
+		pt0.Late++
+	}
+
 	// Lines, per pod.
 	logDir := filepath.Join(dir, PhaseLogDir)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", logDir, err)
 	}
-	pt := &PhaseTruth{}
+	pt := pt0
 	ateletLines := make([][]*simRecord, len(sc.NodePods))
 	workerLines := make([][]*simRecord, w.nWorker)
 	for _, rc := range recs {

@@ -23,6 +23,7 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -93,6 +94,8 @@ type Outcome struct {
 	TrialWritten     bool
 	Run              runs.Run
 	PrometheusErrors int
+	// PhaseRows is the number of phase_* rows written, the summary included.
+	PhaseRows int
 }
 
 // Run executes a validated export and returns the exit code.
@@ -175,12 +178,15 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		SeriesPoints: -1, // the artifacts hold PSI summaries only
 	}
 
-	// Kubernetes and Prometheus are read concurrently.
+	// Kubernetes (facts, then pod logs) and Prometheus are read
+	// concurrently.
 	var (
-		wg    sync.WaitGroup
-		res   *harvest.Result
-		after cluster.AfterRun
+		wg     sync.WaitGroup
+		res    *harvest.Result
+		after  cluster.AfterRun
+		phased *phaseResult
 	)
+	kube, kubeWhy := kubeClient(o, env)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -188,7 +194,9 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}()
 	go func() {
 		defer wg.Done()
-		after = readCluster(ctx, o, env, in)
+		after = readCluster(ctx, o, kube, kubeWhy, in)
+		// The pod logs after the facts: one Kubernetes reader at a time.
+		phased = readPhases(ctx, o, kube, kubeWhy, in)
 	}()
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
@@ -196,6 +204,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	out := &Outcome{Dir: outDir, Result: res, Run: run}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printPhases(env.Stdout, phased)
 	if o.Verbose {
 		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
@@ -247,9 +256,21 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	// The phase family follows, and is replaced only when this export
+	// produced it.
+	phaseRows := phased != nil && phased.Rows != nil
+	if phaseRows {
+		rows = append(rows, phased.Rows...)
+		out.PhaseRows = len(phased.Rows)
+	}
+
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+		match := artifact.MatchRunFamily(artifact.DataTimestamp(run.Start), run.Tag, run.TestName, func(metric string) bool {
+			return metric == artifact.MetricServerSummary || metric == artifact.MetricTrialSummary ||
+				(phaseRows && phases.IsFamilyMetric(metric))
+		})
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
@@ -379,8 +400,7 @@ func kubeClient(o Options, env Env) (kubernetes.Interface, string) {
 
 // readCluster reads the facts after the run and the OOM deltas against the
 // before snapshot, when there is one.
-func readCluster(ctx context.Context, o Options, env Env, in runInputs) cluster.AfterRun {
-	c, why := kubeClient(o, env)
+func readCluster(ctx context.Context, o Options, c kubernetes.Interface, why string, in runInputs) cluster.AfterRun {
 	if c == nil {
 		r := cluster.ReadAfterRun(ctx, nil, o.clusterOptions(), nil, time.Time{}, time.Time{})
 		if why != "" {

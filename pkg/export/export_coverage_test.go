@@ -107,6 +107,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
 		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
 		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+		PhaseBreakdown: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -122,7 +123,8 @@ func TestCoverageFlagDefaults(t *testing.T) {
 var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test-name", "users", "u", "actors-per-user",
 	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
 	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
-	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before"}
+	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before",
+	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb"}
 
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
@@ -136,7 +138,7 @@ func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
 			t.Errorf("--help does not document --%s", f)
 		}
 	}
-	for _, s := range []string{"no-cluster-facts", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
+	for _, s := range []string{"no-cluster-facts", "no-phase-breakdown", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
 		if !strings.Contains(help, s) {
 			t.Errorf("--help does not mention %s", s)
 		}
@@ -157,6 +159,7 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
 		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--phase-breakdown": "false", "--phase-logs": out, "--phase-log-timeout": "5s", "--phase-max-log-mb": "8",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}

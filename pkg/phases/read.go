@@ -38,6 +38,25 @@ func NewCollector() *Collector {
 	return &Collector{intern: map[string]string{}}
 }
 
+// Mark is a point Rollback returns to.
+type Mark struct {
+	stats            Stats
+	records, notices int
+}
+
+// Mark returns the collector's current point.
+func (c *Collector) Mark() Mark {
+	return Mark{c.Stats, len(c.Records), len(c.Notices)}
+}
+
+// Rollback discards what was read since m (a log whose read failed half
+// way is skipped whole). Notices are kept.
+func (c *Collector) Rollback(m Mark) {
+	c.Stats = m.stats
+	clear(c.Records[m.records:])
+	c.Records = c.Records[:m.records]
+}
+
 // DropAfter makes the collector drop records whose time is after us
 // (microseconds since the epoch: the run's end + the atelet lag), so that a
 // late export does not pick up the next run's records.
