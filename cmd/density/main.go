@@ -23,6 +23,7 @@ Usage:
 
 Commands:
   export    harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl
+  phases    print the suspend/resume phase percentiles and slowest operations of pod log files
   version   print the version and exit
   help      show this help
 
@@ -37,7 +38,8 @@ func main() {
 }
 
 // run dispatches a subcommand and returns the process exit code:
-// 0 success, 1 artifacts could not be written, 2 usage error.
+// 0 success, 1 artifacts (or logs) could not be written (read), 2 usage
+// error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "export":
 		return runExport(ctx, args[1:], stdout, stderr)
+	case "phases":
+		return runPhases(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -27,35 +24,14 @@ type phaseResult struct {
 	Notices []string
 }
 
-// phaseLogFiles expands --phase-logs: a file, or a directory's *.log and
-// *.json files (not recursive) by name.
+// phaseLogFiles expands --phase-logs (phases.LogFiles); a bad path is a
+// usage error.
 func phaseLogFiles(paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, usageErrorf("--phase-logs: %v", err)
-		}
-		if !st.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		es, err := os.ReadDir(p)
-		if err != nil {
-			return nil, usageErrorf("--phase-logs: %v", err)
-		}
-		var names []string
-		for _, e := range es {
-			if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".log") || strings.HasSuffix(n, ".json")) {
-				names = append(names, n)
-			}
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			out = append(out, filepath.Join(p, n))
-		}
+	files, err := phases.LogFiles(paths)
+	if err != nil {
+		return nil, usageErrorf("--phase-logs: %v", err)
 	}
-	return out, nil
+	return files, nil
 }
 
 // phaseSource says where the records come from: "files", "api", or "" with
