@@ -130,15 +130,15 @@ func (s *scanner) skipLine() {
 		return
 	}
 	for {
-		line, err := s.br.ReadSlice('\n')
-		if err == nil || (err != bufio.ErrBufferFull) {
-			if err != nil && err != io.EOF {
-				s.ioErr = err
-			}
-			_ = line
-			s.eol = true
-			return
+		_, err := s.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			continue
 		}
+		if err != nil && err != io.EOF {
+			s.ioErr = err
+		}
+		s.eol = true
+		return
 	}
 }
 
@@ -368,14 +368,13 @@ func validNumber(p []byte) bool {
 	return i == len(p)
 }
 
-// kind of a decoded value the record cares about.
+// kind of a decoded value the record may use.
 type kind int
 
 const (
 	kindOther kind = iota // object, array, bool, null, or a dropped long value
 	kindString
 	kindNumber
-	kindObject
 )
 
 // skipValue validates and drops one value whose first byte is b.

@@ -158,8 +158,7 @@ func (c *Collector) readLines(br *bufio.Reader, source string) error {
 // when it is not valid JSON (nothing of it is kept then).
 func (c *Collector) readArray(br *bufio.Reader, source string) (done bool, err error) {
 	s := &scanner{br: br, multiline: true}
-	b, _ := s.skipSpace() // '['
-	_ = b
+	_, _ = s.skipSpace() // the '[' startsWithBracket saw
 	saved := *c
 	saved.Records = c.Records[:len(c.Records):len(c.Records)]
 	var entries []fields
