@@ -28,6 +28,7 @@ Commands:
   check        evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails
   compare      compare two runs key by key (Markdown or JSON)
   regressions  change points across the stored runs of a test name (exit 4 on a recent regression)
+  phases       print the suspend/resume phase percentiles and slowest operations of pod log files
   ladder       --print-profile: print the built-in ladder profile (the figures of each ladder step) as YAML
   version      print the version and exit
   help         show this help
@@ -43,8 +44,9 @@ func main() {
 }
 
 // run dispatches a subcommand and returns the process exit code:
-// 0 success, 1 artifacts could not be written, 2 usage error, 3 a gate
-// failed, 4 an unacknowledged regression at one of the newest runs.
+// 0 success, 1 artifacts could not be written (or logs read), 2 usage
+// error, 3 a gate failed, 4 an unacknowledged regression at one of the
+// newest runs.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return command.Regressions(ctx, args[1:], command.DefaultEnv(stdout, stderr))
 	case "ladder":
 		return runLadder(args[1:], stdout, stderr)
+	case "phases":
+		return runPhases(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -16,6 +16,7 @@ func TestRun(t *testing.T) {
 		inStderr string
 	}{
 		{"help lists subcommands", []string{"--help"}, 0, "export", ""},
+		{"help lists phases", []string{"--help"}, 0, "phases", ""},
 		{"help lists version", []string{"help"}, 0, "version", ""},
 		{"version", []string{"version"}, 0, "density ", ""},
 		{"no args is a usage error", nil, 2, "", "Commands:"},

@@ -137,6 +137,11 @@ func Generate(s Scenario, dir string) (*Truth, error) {
 	if !s.NoHistory {
 		t.Files = append(t.Files, HistoryFile)
 	}
+	if s.PhaseLogs {
+		if err := writePhaseLogs(w, dir, t); err != nil {
+			return nil, fmt.Errorf("writing pod logs: %w", err)
+		}
+	}
 	t.Files = append(t.Files, StatsFile)
 	if err := writeRunJSON(s, dir); err != nil {
 		return nil, err

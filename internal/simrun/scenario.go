@@ -128,6 +128,11 @@ type Scenario struct {
 	Ladder *LadderSpec
 
 	NoHistory bool // do not write stats_history.csv
+	// PhaseLogs writes the atelet and worker pod logs with the timing
+	// breakdown records of the modelled checkpoints and restores (under
+	// pod-logs/) and their expected phase rows (Truth.Phases). Off by
+	// default: the other scenarios' files stay as they are.
+	PhaseLogs bool
 	// Lean skips the distractor cgroups and keeps no per-sample truth
 	// (Truth.Exported and the observation lists stay empty): for "large".
 	Lean bool

@@ -197,14 +197,20 @@ func ReadRows(r io.Reader) ([]Line, error) {
 // compared as they read back from a written row: bytes that are not UTF-8
 // are written as \udcXX escapes and read back as U+FFFD.
 func MatchRun(timestamp, tag, testName string) func(line []byte) bool {
+	return MatchRunFamily(timestamp, tag, testName, func(metric string) bool {
+		return metric == MetricServerSummary || metric == MetricTrialSummary
+	})
+}
+
+// MatchRunFamily is MatchRun for the rows whose metric family accepts.
+func MatchRunFamily(timestamp, tag, testName string, family func(metric string) bool) func(line []byte) bool {
 	timestamp, tag, testName = readBack(timestamp), readBack(tag), readBack(testName)
 	return func(line []byte) bool {
 		r, err := ParseRow(line)
 		if err != nil {
 			return false
 		}
-		return (r.Metric == MetricServerSummary || r.Metric == MetricTrialSummary) &&
-			r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
+		return family(r.Metric) && r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
+	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
@@ -102,6 +103,8 @@ type Outcome struct {
 	// --no-ladder); LadderWritten says its rows were written.
 	Ladder        *ladder.Result
 	LadderWritten bool
+	// PhaseRows is the number of phase_* rows written, the summary included.
+	PhaseRows int
 }
 
 // Run executes a validated export and returns the exit code.
@@ -211,13 +214,16 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 
-	// Kubernetes and Prometheus are read concurrently.
+	// Kubernetes (facts, then pod logs) and Prometheus are read
+	// concurrently.
 	var (
-		wg    sync.WaitGroup
-		res   *harvest.Result
-		after cluster.AfterRun
-		lad   *ladder.Result
+		wg     sync.WaitGroup
+		res    *harvest.Result
+		after  cluster.AfterRun
+		phased *phaseResult
+		lad    *ladder.Result
 	)
+	kube, kubeWhy := kubeClient(o, env)
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -229,7 +235,9 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}()
 	go func() {
 		defer wg.Done()
-		after = readCluster(ctx, o, env, in)
+		after = readCluster(ctx, o, kube, kubeWhy, in)
+		// The pod logs after the facts: one Kubernetes reader at a time.
+		phased = readPhases(ctx, o, kube, kubeWhy, in)
 	}()
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
@@ -237,6 +245,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printPhases(env.Stdout, phased)
 	printLadder(env.Stdout, lad)
 	if o.Verbose {
 		for _, q := range res.Queries {
@@ -293,6 +302,13 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	// The phase family follows, and is replaced only when this export
+	// produced it.
+	phaseRows := phased != nil && phased.Rows != nil
+	if phaseRows {
+		rows = append(rows, phased.Rows...)
+		out.PhaseRows = len(phased.Rows)
+	}
 	if lad != nil {
 		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
 			rows = append(rows, lr...)
@@ -315,13 +331,12 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		own := matchOwnRows(run, out.LadderWritten)
-		match := own
-		if gated != nil {
-			// The gate family is replaced too; without --gates it stays.
-			gate := verdicts.MatchGateRows(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
-			match = func(line []byte) bool { return own(line) || gate(line) }
-		}
+		match := artifact.MatchRunFamily(artifact.DataTimestamp(run.Start), run.Tag, run.TestName, func(metric string) bool {
+			return metric == artifact.MetricServerSummary || metric == artifact.MetricTrialSummary ||
+				(phaseRows && phases.IsFamilyMetric(metric)) ||
+				(out.LadderWritten && ladder.IsLadderMetric(metric)) ||
+				(gated != nil && verdicts.IsGateMetric(metric))
+		})
 		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
@@ -482,8 +497,7 @@ func kubeClient(o Options, env Env) (kubernetes.Interface, string) {
 
 // readCluster reads the facts after the run and the OOM deltas against the
 // before snapshot, when there is one.
-func readCluster(ctx context.Context, o Options, env Env, in runInputs) cluster.AfterRun {
-	c, why := kubeClient(o, env)
+func readCluster(ctx context.Context, o Options, c kubernetes.Interface, why string, in runInputs) cluster.AfterRun {
 	if c == nil {
 		r := cluster.ReadAfterRun(ctx, nil, o.clusterOptions(), nil, time.Time{}, time.Time{})
 		if why != "" {

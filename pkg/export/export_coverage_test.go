@@ -112,6 +112,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 			AteapiNamespace: "ate-system", AteapiContainer: "ate-api-server", PostgresNamespace: "ate-system",
 			PostgresContainer: "postgres", FakeAteletNamespace: "ate-system", FakeAteletContainer: "fake-atelet",
 			MinAchieved: 0.95, MaxFailureRatio: 0.01},
+		PhaseBreakdown: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -127,7 +128,8 @@ func TestCoverageFlagDefaults(t *testing.T) {
 var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test-name", "users", "u", "actors-per-user",
 	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
 	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
-	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before"}
+	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before",
+	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb"}
 
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
@@ -141,7 +143,7 @@ func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
 			t.Errorf("--help does not document --%s", f)
 		}
 	}
-	for _, s := range []string{"no-cluster-facts", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
+	for _, s := range []string{"no-cluster-facts", "no-phase-breakdown", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
 		if !strings.Contains(help, s) {
 			t.Errorf("--help does not mention %s", s)
 		}
@@ -169,6 +171,7 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
 		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
 		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
+		"--phase-breakdown": "false", "--phase-logs": out, "--phase-log-timeout": "5s", "--phase-max-log-mb": "8",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}

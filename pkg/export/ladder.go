@@ -11,7 +11,6 @@ import (
 	"time"
 	_ "time/tzdata" // --log-tz names resolve on hosts without a zone database
 
-	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -188,29 +187,5 @@ func printLadder(w io.Writer, res *ladder.Result) {
 	case len(res.Rows) == 0 && len(res.Skipped) == 0:
 	default:
 		fmt.Fprintf(w, "ladder: %d step row(s), %d step(s) skipped\n", len(res.Rows), len(res.Skipped))
-	}
-}
-
-// matchOwnRows matches this project's rows of one run that this export
-// replaces: server_summary and trial_summary always, the ladder family
-// only when this export produced ladder rows.
-func matchOwnRows(run runs.Run, withLadder bool) func(line []byte) bool {
-	base := artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
-	if !withLadder {
-		return base
-	}
-	// A ladder row is this run's when the server_summary row with its
-	// timestamp, tag and test name would be (MatchRun's comparison, with
-	// its read-back rules for bytes that are not UTF-8).
-	return func(line []byte) bool {
-		if base(line) {
-			return true
-		}
-		r, err := artifact.ParseRow(line)
-		if err != nil || !ladder.IsLadderMetric(r.Metric) {
-			return false
-		}
-		probe, err := artifact.Row{Timestamp: r.Timestamp, Tag: r.Tag, TestName: r.TestName, Metric: artifact.MetricServerSummary}.MarshalLine()
-		return err == nil && base(probe)
 	}
 }

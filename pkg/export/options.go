@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
 
@@ -51,6 +52,15 @@ type Options struct {
 	WorkerPodRegex  string
 	AteletNamespace string
 	AteletContainer string
+
+	// PhaseBreakdown reads the timing breakdown records (default on);
+	// PhaseBreakdownSet says it was given explicitly (a stored run reads
+	// the live pod logs only then).
+	PhaseBreakdown    bool
+	PhaseBreakdownSet bool
+	PhaseLogs         []string
+	PhaseLogTimeout   time.Duration
+	PhaseMaxLogMB     int
 
 	Metadata string
 	// Gates is a gates file (verdicts.md): the gate family is appended last
@@ -92,6 +102,18 @@ func (h *headerList) Set(v string) error {
 	return nil
 }
 
+// pathList is a repeatable path flag.
+type pathList []string
+
+func (p *pathList) String() string { return strings.Join(*p, ", ") }
+func (p *pathList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty path")
+	}
+	*p = append(*p, v)
+	return nil
+}
+
 // flagSet declares every export flag on o. The same declaration serves the
 // CLI (flags) and mage (environment variables named after the flags).
 func flagSet(o *Options, output io.Writer) *flag.FlagSet {
@@ -124,6 +146,10 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.WorkerPodRegex, "worker-pod-regex", "benchmark-ateom.*", "worker pod name regex")
 	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
 	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
+	fs.BoolVar(&o.PhaseBreakdown, "phase-breakdown", true, "read the atelet and worker pod logs and add the suspend/resume phase percentiles (--no-phase-breakdown switches it off)")
+	fs.Var((*pathList)(&o.PhaseLogs), "phase-logs", "read the timing breakdown records from this file or directory of *.log/*.json (kubectl logs dumps, a Cloud Logging export) instead of the Kubernetes API (repeatable)")
+	fs.DurationVar(&o.PhaseLogTimeout, "phase-log-timeout", cluster.DefaultLogTimeout, "timeout of each pod log read")
+	fs.IntVar(&o.PhaseMaxLogMB, "phase-max-log-mb", cluster.DefaultMaxLogBytes>>20, "most MiB read of one pod's log (the rest is cut, with a notice)")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
 	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
 	command.AddBaselineFlags(fs, &o.Baseline)
@@ -151,6 +177,8 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 			a = "--cluster-facts=false"
 		case "--no-ladder", "-no-ladder":
 			a = "--ladder=false"
+		case "--no-phase-breakdown", "-no-phase-breakdown":
+			a = "--phase-breakdown=false"
 		}
 		rewritten = append(rewritten, a)
 	}
@@ -166,13 +194,19 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	if fs.NArg() > 0 {
 		return o, usageErrorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "phase-breakdown" {
+			o.PhaseBreakdownSet = true
+		}
+	})
 	return o, o.validate()
 }
 
 // FromEnv builds Options for `mage export [runDir]`: every flag is read from
 // the environment variable named like it in upper snake case
 // (--prometheus-url → PROMETHEUS_URL, --cluster-facts → CLUSTER_FACTS,
-// --header → HEADER with headers separated by newlines).
+// --header → HEADER with headers separated by newlines, --phase-logs →
+// PHASE_LOGS with one path per line).
 func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 	var o Options
 	fs := flagSet(&o, io.Discard)
@@ -186,7 +220,10 @@ func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 			return
 		}
 		values := []string{v}
-		if f.Name == "header" {
+		if f.Name == "phase-breakdown" {
+			o.PhaseBreakdownSet = true
+		}
+		if f.Name == "header" || f.Name == "phase-logs" {
 			values = strings.Split(strings.TrimSpace(v), "\n")
 		}
 		for _, one := range values {
@@ -247,6 +284,13 @@ func (o *Options) validate() error {
 		return usageErrorf("--timeout must not be negative")
 	case o.Users < 0 || o.ActorsPerUser < 0:
 		return usageErrorf("--users and --actors-per-user must not be negative")
+	case o.PhaseLogTimeout < 0:
+		return usageErrorf("--phase-log-timeout must not be negative")
+	case o.PhaseMaxLogMB < 1:
+		return usageErrorf("--phase-max-log-mb must be at least 1")
+	}
+	if _, err := phaseLogFiles(o.PhaseLogs); err != nil {
+		return err
 	}
 	u, err := url.Parse(o.PrometheusURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
