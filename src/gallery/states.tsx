@@ -10,7 +10,7 @@ import { QueryEditor } from '../components/QueryEditor';
 import { VariableQueryEditor } from '../components/VariableQueryEditor';
 import { DataSource } from '../datasource';
 import { instanceSettings, settings } from '../testing/fixtures';
-import { DensityQuery, DensityVariableQuery } from '../types';
+import { DensityQuery, DensitySecureJsonData, DensityVariableQuery } from '../types';
 import { FAILING_UID, GALLERY_RUNS, GALLERY_UID } from './backend';
 
 export type EditorName = 'ConfigEditor' | 'QueryEditor' | 'VariableQueryEditor' | 'AnnotationQueryEditor';
@@ -24,9 +24,11 @@ export interface GalleryState {
 }
 
 /**
- * Secret values planted in secureJsonData next to secureJsonFields. Grafana
- * never sends them back to the browser; they are here so the browser test can
- * prove the editor would not show them anyway.
+ * Secret values planted in secureJsonData next to the secureJsonFields that
+ * say they are stored. Grafana never sends them back to the browser; they are
+ * here so the browser test can prove the editor would not show them anyway.
+ * (A key in secureJsonData without its field is one the user has just typed,
+ * which a password input rightly holds.)
  */
 export const PLANTED_SECRETS = {
   basicAuthPassword: 'PLANTED-basic-pw',
@@ -47,6 +49,18 @@ const datasource = new DataSource({ ...instanceSettings(), uid: GALLERY_UID });
 const failingDatasource = new DataSource({ ...instanceSettings(), uid: FAILING_UID });
 
 type Settings = ReturnType<typeof settings>;
+type SecretKey = keyof typeof PLANTED_SECRETS;
+
+/** Stored secrets: each key set in secureJsonFields, with its planted value in secureJsonData. */
+function stored(...keys: SecretKey[]): Pick<Settings, 'secureJsonFields' | 'secureJsonData'> {
+  const secureJsonFields: Record<string, boolean> = {};
+  const secureJsonData: DensitySecureJsonData = {};
+  for (const key of keys) {
+    secureJsonFields[key] = true;
+    secureJsonData[key] = PLANTED_SECRETS[key];
+  }
+  return { secureJsonFields, secureJsonData };
+}
 
 /** Holds the options as Grafana's datasource settings page does, so the gallery stays interactive. */
 function Config({ initial }: { initial: Settings }) {
@@ -117,8 +131,7 @@ export const STATES: GalleryState[] = [
             maxConcurrentQueries: 4,
             httpHeaderName1: 'X-Scope-OrgID',
           },
-          secureJsonFields: { bearerToken: true, kubeconfig: true, httpHeaderValue1: true },
-          secureJsonData: PLANTED_SECRETS,
+          ...stored('bearerToken', 'kubeconfig', 'httpHeaderValue1'),
         })}
       />
     ),
@@ -134,8 +147,7 @@ export const STATES: GalleryState[] = [
           basicAuth: true,
           basicAuthUser: 'grafana',
           jsonData: { kubernetesAccess: 'inCluster' },
-          secureJsonFields: { basicAuthPassword: true },
-          secureJsonData: PLANTED_SECRETS,
+          ...stored('basicAuthPassword'),
         })}
       />
     ),
@@ -153,8 +165,7 @@ export const STATES: GalleryState[] = [
             kubernetesURL: 'https://kubernetes.example:6443',
             liveFactsMaxAgeSeconds: 1800,
           },
-          secureJsonFields: { kubernetesToken: true, kubernetesCACert: true },
-          secureJsonData: PLANTED_SECRETS,
+          ...stored('kubernetesToken', 'kubernetesCACert'),
         })}
       />
     ),
