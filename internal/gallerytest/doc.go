@@ -5,7 +5,8 @@
 // what jsdom cannot: real layout (each labelled control drawn with a size,
 // nothing overlapping the next field or section, nothing outside its editor),
 // a console free of errors and React warnings, no secret value anywhere in
-// the DOM, and Tab reaching every input in document order; and it writes a
+// the DOM, and Tab reaching every input in document order (walked in the
+// light theme only: the order does not depend on the theme); and it writes a
 // screenshot of the editor.
 //
 // The test runs only when GALLERY_DIR names the built gallery (`mage

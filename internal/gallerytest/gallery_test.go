@@ -196,7 +196,10 @@ func checkState(t *testing.T, browser context.Context, base, theme string, c gal
 	if c.menu == "" {
 		saveScreenshot(t, ctx, clip, theme, c, out)
 	}
-	checkTabOrder(t, ctx)
+	// Focus order is the same in both themes; it is walked once, in the light one.
+	if theme == "light" {
+		checkTabOrder(t, ctx)
+	}
 	if c.menu != "" {
 		openMenu(t, ctx, c.menu)
 		clip = inspect(t, ctx, map[string]any{"state": c.id, "menuTexts": c.menuTexts})
