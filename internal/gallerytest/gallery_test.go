@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -54,7 +56,7 @@ func TestGallery(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	browser := newBrowser(t)
 
 	ids := pageStates(t, browser, srv.URL)
@@ -67,13 +69,20 @@ func TestGallery(t *testing.T) {
 	}
 
 	start := time.Now()
-	for _, theme := range []string{"light", "dark"} {
-		for _, c := range cases {
-			t.Run(theme+"/"+c.id, func(t *testing.T) {
-				checkState(t, browser, srv.URL, theme, c, out)
+	// The themes run side by side, each in its own tab; the states of one
+	// theme run one after another.
+	t.Run("themes", func(t *testing.T) {
+		for _, theme := range []string{"light", "dark"} {
+			t.Run(theme, func(t *testing.T) {
+				t.Parallel()
+				for _, c := range cases {
+					t.Run(c.id, func(t *testing.T) {
+						checkState(t, browser, srv.URL, theme, c, out)
+					})
+				}
 			})
 		}
-	}
+	})
 	t.Logf("%d states in 2 themes in %.1f s; screenshots in %s", len(cases), time.Since(start).Seconds(), out)
 }
 
@@ -173,6 +182,11 @@ func checkState(t *testing.T, browser context.Context, base, theme string, c gal
 		t.Helper()
 		err := chromedp.Do(ctx,
 			chromedp.EmulateViewport(viewportWidth, viewportHeight),
+			// Each tab acts as the focused window, as the only one a user looks at.
+			chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tt, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+				return err
+			}),
 			chromedp.Navigate(url),
 			chromedp.Poll[chromedp.Void](`window.gallery !== undefined && window.gallery.ready()`,
 				chromedp.WithPollingTimeout(30*time.Second)),
