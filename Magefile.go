@@ -6,7 +6,9 @@
 //	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
 //	mage testAll       every check CI runs (the README's test command)
 //	mage gallery       the editors drawn in headless Chromium, with screenshots
+//	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
 //	mage export DIR    density export of a run directory (flags as env vars)
+//	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
 //	mage demo          export the built-in demo run (the README's first command)
 //	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
 package main
@@ -25,6 +27,7 @@ import (
 
 	"github.com/substrate/density/internal/demo"
 	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/verdicts/command"
 
 	// mage:import
 	build "github.com/grafana/grafana-plugin-sdk-go/build"
@@ -34,11 +37,25 @@ import (
 var Default = build.Build.Linux
 
 // TestAll runs every check: Go vet and format, the Go tests with the race
-// detector (pkg, cmd and internal), the frontend type check, lint, tests and
-// build, the editors in headless Chromium, and the linux backend build.
+// detector (pkg, cmd and internal), a short pass of every fuzz target, the
+// frontend type check, lint, tests and build, the editors in headless
+// Chromium, and the linux backend build.
 func TestAll() error {
-	mg.SerialDeps(GoChecks, GoTest, Frontend, Gallery, build.Build.Linux)
+	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, Gallery, build.Build.Linux)
 	return nil
+}
+
+// Fuzz runs every fuzz target of the repository for FUZZTIME each (default
+// 5s: the seed corpora, what is committed under testdata/fuzz, and a few
+// seconds of new inputs), so that a parser change that breaks its fuzz
+// property does not land. scripts/fuzz.sh with FUZZTIME=60s or more is the
+// long run for releases.
+func Fuzz() error {
+	fuzztime := os.Getenv("FUZZTIME")
+	if fuzztime == "" {
+		fuzztime = "5s"
+	}
+	return sh.RunWithV(map[string]string{"FUZZTIME": fuzztime}, "bash", "scripts/fuzz.sh")
 }
 
 // GoChecks runs go vet, fails on files gofmt would change, and runs
@@ -129,6 +146,21 @@ func Export(ctx context.Context, runDir string) error {
 	}
 	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != export.ExitOK {
 		return mg.Fatalf(code, "mage export: exit %d", code)
+	}
+	return nil
+}
+
+// Check evaluates a gates file on the run in runDir like `density check
+// --run-dir runDir`; the other flags come from environment variables named
+// like them: GATES, BASELINE, BASELINE_RUN, BASELINE_STORE, STORE, JUNIT.
+// A failed gate exits 3.
+func Check(ctx context.Context, runDir string) error {
+	o := command.CheckOptions{
+		Gates: os.Getenv("GATES"), RunDir: runDir, Store: os.Getenv("STORE"), JUnit: os.Getenv("JUNIT"),
+		Baseline: command.BaselineFlags{Dir: os.Getenv("BASELINE"), Run: os.Getenv("BASELINE_RUN"), Store: os.Getenv("BASELINE_STORE")},
+	}
+	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != command.ExitOK {
+		return mg.Fatalf(code, "mage check: exit %d", code)
 	}
 	return nil
 }

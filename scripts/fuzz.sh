@@ -2,8 +2,9 @@
 # Runs every Go fuzz target of the repository (every `func FuzzX` in a
 # *_test.go file) for FUZZTIME each (default 60s), one after the other, and
 # prints a table: target, package, executions, new corpus entries, finding.
-# Not part of CI (it takes about 15 minutes); run it before a release or
-# after touching a parser.
+# CI runs it with FUZZTIME=5s (`mage fuzz`, part of `mage testAll`); the long
+# run (60 s or more each, about 15 minutes) is for releases and after touching
+# a parser.
 #
 #   scripts/fuzz.sh            # every target, 60 s each
 #   FUZZTIME=5m scripts/fuzz.sh

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -22,9 +24,13 @@ Usage:
   density <command> [flags]
 
 Commands:
-  export    harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl
-  version   print the version and exit
-  help      show this help
+  export       harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl
+  check        evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails
+  compare      compare two runs key by key (Markdown or JSON)
+  regressions  change points across the stored runs of a test name (exit 4 on a recent regression)
+  ladder       --print-profile: print the built-in ladder profile (the figures of each ladder step) as YAML
+  version      print the version and exit
+  help         show this help
 
 Run 'density <command> --help' for the flags of a command.
 `
@@ -37,7 +43,8 @@ func main() {
 }
 
 // run dispatches a subcommand and returns the process exit code:
-// 0 success, 1 artifacts could not be written, 2 usage error.
+// 0 success, 1 artifacts could not be written, 2 usage error, 3 a gate
+// failed, 4 an unacknowledged regression at one of the newest runs.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -52,6 +59,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "export":
 		return runExport(ctx, args[1:], stdout, stderr)
+	case "check":
+		return command.Check(ctx, args[1:], command.DefaultEnv(stdout, stderr))
+	case "compare":
+		return command.Compare(ctx, args[1:], command.DefaultEnv(stdout, stderr))
+	case "regressions":
+		return command.Regressions(ctx, args[1:], command.DefaultEnv(stdout, stderr))
+	case "ladder":
+		return runLadder(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

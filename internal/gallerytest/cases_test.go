@@ -122,9 +122,9 @@ var cases = []galleryCase{
 	queryCase("query-packing", "Packing", "Dashboard time range", "Busy and total workers over time", nil),
 	{
 		id:      "query-psi",
-		labels:  []string{"Query type", "Run", "Scope", "Resource", "Node", "Pod", "CPU", "Memory", "I/O"},
+		labels:  []string{"Query type", "Run", "Scope", "Resource", "Series", "Node", "Pod", "CPU", "Memory", "I/O", "Auto", "Bands", "All"},
 		values:  map[string]string{"Query type": "Pressure stall (PSI)", "Run": sweep1k},
-		checked: []string{"Pod", "Memory"},
+		checked: []string{"Pod", "Memory", "Bands"},
 		hidden:  []string{"Block", "Test name", "Tag"},
 		texts:   []string{"Stall % per node or worker pod"},
 		catalog: "screenshot-query-psi.png",

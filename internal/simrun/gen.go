@@ -139,6 +139,10 @@ func (g *gen) run() {
 		g.histograms()
 		g.actorGauges()
 	}
+	if sc.Ladder != nil {
+		g.ladderLoadgen()
+		g.ladderPostgres()
+	}
 	g.o.eof()
 }
 
@@ -426,6 +430,9 @@ func (g *gen) cpuUsage() {
 			}
 		}
 	}
+	if g.w.sc.Ladder != nil {
+		g.ladderCPU()
+	}
 }
 
 // wsModel is the true working set of a cgroup at t, in bytes.
@@ -497,6 +504,9 @@ func (g *gen) workingSet() {
 					Instance: w.nodes[n].name, Pod: labelValue(c.labels, "pod"), Bytes: s.V})
 			}
 		}
+	}
+	if w.sc.Ladder != nil {
+		g.ladderMemory()
 	}
 }
 

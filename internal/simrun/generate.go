@@ -30,6 +30,8 @@ func (s Scenario) validate() error {
 		return errors.New("pod capacity must be in 1..32767")
 	case s.LagS < 0:
 		return errors.New("lag must not be negative")
+	case s.Ladder != nil && (s.Lean || len(s.Ladder.Steps) == 0 || s.Ladder.LoadgenProcesses < 2):
+		return errors.New("a ladder needs steps, two load-generator processes and per-sample truth (not lean)")
 	case s.Redeploy != nil && s.AteapiDirect:
 		return errors.New("a frozen re-export needs the collector: redeploy and AteapiDirect exclude each other")
 	}
@@ -140,6 +142,13 @@ func Generate(s Scenario, dir string) (*Truth, error) {
 		return nil, err
 	}
 	t.Files = append(t.Files, RunFile)
+	if s.Ladder != nil {
+		if err := writeLadderLog(s, dir); err != nil {
+			return nil, err
+		}
+		t.Files = append(t.Files, LogsFile)
+		t.Ladder = ladderTruth(s, t.Exported)
+	}
 	t.SteadyStart, t.SteadyEnd, t.PeakUsers = SteadyWindow(t.Users, t.Start, t.End)
 	return t, nil
 }

@@ -198,6 +198,8 @@ type Truth struct {
 	Files []string
 	// OMBytes is the size of metrics.om.
 	OMBytes int64
+	// Ladder is the expected ladder rows (nil without a ladder).
+	Ladder *LadderTruth
 
 	w0         int64
 	nodeActors [][]int32

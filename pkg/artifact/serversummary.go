@@ -113,22 +113,37 @@ func ServerSummaryJSON(md ServerMetadata, r *harvest.Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ServerSummaryMeasurements are the 80 flat measurements of the
-// server_summary row, in the spec's order; values are strings or nil.
-func ServerSummaryMeasurements(r *harvest.Result) Object {
-	m := make(Object, 0, 80)
-	f := func(k string, v *float64) { m = append(m, Field{k, FloatMeasurement(v)}) }
-	i := func(k string, v *int64) { m = append(m, Field{k, IntMeasurement(v)}) }
-	ps := [4]string{"p50", "p90", "p95", "p99"}
-	pick := func(s percentile.Summary, p string) *float64 { return s.Get(p) }
+// Measurement is one flat server_summary key with its typed value: Float
+// for figures, Int for counts; both nil is null.
+type Measurement struct {
+	Key   string
+	Float *float64
+	Int   *int64
+}
 
+// Number is the value as a float (counts converted), nil when null.
+func (m Measurement) Number() *float64 {
+	if m.Int != nil {
+		v := float64(*m.Int)
+		return &v
+	}
+	return m.Float
+}
+
+// ServerSummaryValues are the 80 flat measurements of the server_summary
+// row, in the spec's order, as typed values.
+func ServerSummaryValues(r *harvest.Result) []Measurement {
+	m := make([]Measurement, 0, 80)
+	f := func(k string, v *float64) { m = append(m, Measurement{Key: k, Float: v}) }
+	i := func(k string, v *int64) { m = append(m, Measurement{Key: k, Int: v}) }
+	ps := [4]string{"p50", "p90", "p95", "p99"}
 	for _, p := range ps {
-		f("cluster_packing_"+p, pick(r.Packing.Summary, p))
+		f("cluster_packing_"+p, pickP(r.Packing.Summary, p))
 	}
 	for _, res := range []string{"cpu", "mem", "io"} {
 		for _, p := range ps {
-			f("psi_"+res+"_stall_"+p, pick(r.NodePSI.Resource(res).Summary, p))
-			f("pod_psi_"+res+"_stall_"+p, pick(r.PodPSI.Resource(res).Summary, p))
+			f("psi_"+res+"_stall_"+p, pickP(r.NodePSI.Resource(res).Summary, p))
+			f("pod_psi_"+res+"_stall_"+p, pickP(r.PodPSI.Resource(res).Summary, p))
 		}
 	}
 	s := &r.Snapshots
@@ -150,16 +165,33 @@ func ServerSummaryMeasurements(r *harvest.Result) Object {
 	f("checkpoint_mean_s", s.CheckpointMeanS)
 	f("checkpoint_mb_s", s.CheckpointMBs)
 	for _, p := range ps {
-		f("active_actors_"+p, pick(r.ActiveActors.Summary, p))
+		f("active_actors_"+p, pickP(r.ActiveActors.Summary, p))
 	}
 	for _, name := range harvest.WorkingSetBlocks {
 		b := r.WorkingSet.Block(name)
 		for _, p := range []string{"p50", "p90", "p95", "p99", "max"} {
-			f("working_set_"+name+"_"+p+"_gb", pick(b.Summary, p))
+			f("working_set_"+name+"_"+p+"_gb", pickP(b.Summary, p))
 		}
 	}
 	for k, key := range harvest.OOMKeys {
 		i("oom_events_"+key, r.OOM.Values()[k])
+	}
+	return m
+}
+
+func pickP(s percentile.Summary, p string) *float64 { return s.Get(p) }
+
+// ServerSummaryMeasurements are the 80 flat measurements of the
+// server_summary row, in the spec's order; values are strings or nil.
+func ServerSummaryMeasurements(r *harvest.Result) Object {
+	vs := ServerSummaryValues(r)
+	m := make(Object, len(vs))
+	for j, v := range vs {
+		if v.Int != nil {
+			m[j] = Field{v.Key, IntMeasurement(v.Int)}
+		} else {
+			m[j] = Field{v.Key, FloatMeasurement(v.Float)}
+		}
 	}
 	return m
 }

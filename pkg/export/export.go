@@ -23,16 +23,21 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // Exit codes of the export (export.md).
 const (
-	ExitOK       = 0
-	ExitWrite    = 1 // the artifacts could not be written
-	ExitUsage    = 2 // bad flags or inputs; nothing written
-	exitCanceled = 130
+	ExitOK    = 0
+	ExitWrite = 1 // the artifacts could not be written
+	ExitUsage = 2 // bad flags or inputs; nothing written
+	// ExitGateFailed: a gate of --gates failed; every artifact was written.
+	ExitGateFailed = 3
+	exitCanceled   = 130
 )
 
 // Env is what the export takes from its surroundings; tests replace it.
@@ -87,12 +92,17 @@ func Main(ctx context.Context, args []string, env Env) int {
 type Outcome struct {
 	Dir              string
 	ServerSummary    string
+	PSISeries        string // psi_series.json, next to ServerSummary
 	StatsJSONL       string
 	Result           *harvest.Result
 	Trial            frontier.Measurements
 	TrialWritten     bool
 	Run              runs.Run
 	PrometheusErrors int
+	// Ladder is the ladder evaluation (nil: not a ladder run, or
+	// --no-ladder); LadderWritten says its rows were written.
+	Ladder        *ladder.Result
+	LadderWritten bool
 }
 
 // Run executes a validated export and returns the exit code.
@@ -121,6 +131,30 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 	if err := o.validate(); err != nil {
 		return usage(err)
+	}
+	if o.Gates == "" {
+		o.Gates = env.Getenv("GATES")
+	}
+	var gates *verdicts.Gates
+	if o.Gates != "" {
+		gs, err := command.ReadGates(o.Gates)
+		if err != nil {
+			return usage(err)
+		}
+		if gs.NeedsBaseline() && !o.Baseline.Set() {
+			return usage(&UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")})
+		}
+		if o.Baseline.Dir != "" && o.Baseline.Run != "" {
+			return usage(&UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")})
+		}
+		if o.Baseline.Dir != "" {
+			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
+				return usage(err)
+			}
+		}
+		gates = &gs
+	} else if o.JUnit != "" {
+		return usage(&UsageError{Err: errors.New("--junit needs --gates")})
 	}
 	metadata, err := frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata)
 	if err != nil {
@@ -172,7 +206,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
 		LagS: o.AteletLagS, Sel: o.selectors(),
-		SeriesPoints: -1, // the artifacts hold PSI summaries only
+		// psi_series.json's bands come from the kept PSI series: the
+		// datasource's per-resource bound, past which a series is kept
+		// max-thinned (PSIResource.SeriesStep) rather than every 10 s sample.
+		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 
 	// Kubernetes and Prometheus are read concurrently.
@@ -180,8 +217,13 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		wg    sync.WaitGroup
 		res   *harvest.Result
 		after cluster.AfterRun
+		lad   *ladder.Result
 	)
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		lad = evaluateLadder(ctx, client, o.Ladder, in.Ladder, in.LadderErr)
+	}()
 	go func() {
 		defer wg.Done()
 		res = harvest.Harvest(ctx, client, params)
@@ -193,9 +235,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
 
-	out := &Outcome{Dir: outDir, Result: res, Run: run}
+	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printLadder(env.Stdout, lad)
 	if o.Verbose {
 		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
@@ -224,6 +267,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 
+	if !writePSISeries(env, out, res) {
+		return out, ExitWrite
+	}
+
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
 	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
 		Facts:         frontier.Facts(after.Facts),
@@ -247,9 +294,36 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	if lad != nil {
+		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
+			rows = append(rows, lr...)
+			out.LadderWritten = true
+		}
+	}
+	var gated *command.Gated
+	if gates != nil {
+		cand := verdicts.RunFromRows(rows)
+		cand.ID, cand.Start = outDir, run.Start
+		g, err := command.Evaluate(ctx, *gates, &cand, o.Baseline, o.Store)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
+			return out, ExitUsage
+		}
+		command.PrintResults(env.Stdout, g)
+		rows = append(rows, g.Rows...)
+		gated = &g
+	}
+
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+		own := matchOwnRows(run, out.LadderWritten)
+		match := own
+		if gated != nil {
+			// The gate family is replaced too; without --gates it stays.
+			gate := verdicts.MatchGateRows(artifact.DataTimestamp(run.Start), run.Tag, run.TestName)
+			match = func(line []byte) bool { return own(line) || gate(line) }
+		}
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
@@ -258,7 +332,37 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	if gated != nil {
+		if o.JUnit != "" {
+			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
+				fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", o.JUnit, err)
+				return out, ExitWrite
+			}
+		}
+		if gated.Failed() {
+			return out, ExitGateFailed
+		}
+	}
 	return out, ExitOK
+}
+
+// writePSISeries writes psi_series.json next to server_summary.json,
+// atomically; false (after the error line) when it could not.
+func writePSISeries(env Env, out *Outcome, res *harvest.Result) bool {
+	doc := artifact.NewPSISeries(res, out.Run.Start, out.Run.End)
+	data, err := artifact.PSISeriesJSON(doc)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", artifact.FilePSISeries, err)
+		return false
+	}
+	out.PSISeries = filepath.Join(out.Dir, artifact.FilePSISeries)
+	if err := artifact.WriteFileAtomic(out.PSISeries, data, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
+		return false
+	}
+	points := (max(out.Run.End, out.Run.Start)-out.Run.Start)/doc.StepS + 1
+	fmt.Fprintf(env.Stdout, "wrote %s (%d points per series, every %d s)\n", out.PSISeries, points, doc.StepS)
+	return true
 }
 
 // load resolves the run from a run directory or a results store, and says
@@ -466,7 +570,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 	for _, n := range byBlock[""] {
 		fmt.Fprintf(w, "harvest: %s\n", n.Reason)
 	}
-	for _, b := range blockOrder {
+	for _, b := range harvest.BlockNames() {
 		ns := byBlock[b]
 		if len(ns) == 0 {
 			fmt.Fprintf(w, "%-16s ok\n", b)
@@ -477,7 +581,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 			if n.Field != "" && !slices.Contains(fields, n.Field) {
 				fields = append(fields, n.Field)
 			}
-			if c := shortCause(n.Reason); !slices.Contains(causes, c) {
+			if c := shortCause(n); !slices.Contains(causes, c) {
 				causes = append(causes, c)
 			}
 		}
@@ -500,8 +604,9 @@ var requestPart = regexp.MustCompile(`(Post|Get) "[^"]*": `)
 
 // shortCause cuts a notice to its cause: a failed read's reason names the
 // whole query twice, which makes one line per block unreadable.
-func shortCause(reason string) string {
-	if i := strings.LastIndex(reason, `" to `); i >= 0 && strings.HasPrefix(reason, "null: the read") {
+func shortCause(n harvest.Notice) string {
+	reason := n.Reason
+	if i := strings.LastIndex(reason, `" to `); i >= 0 && n.Kind == harvest.ReadFailed {
 		reason = "null: the read failed: " + reason[i+len(`" to `):]
 	} else if strings.Contains(reason, "promql: ") {
 		if j := strings.LastIndex(reason, `" to `); j >= 0 {
@@ -514,10 +619,6 @@ func shortCause(reason string) string {
 	}
 	return reason
 }
-
-// blockOrder is server_summary.json's block order.
-var blockOrder = [...]string{harvest.BlockPacking, harvest.BlockNodePSI, harvest.BlockPodPSI, harvest.BlockSnapshots,
-	harvest.BlockActiveActors, harvest.BlockWorkingSet, harvest.BlockOOM}
 
 func printCluster(w io.Writer, a cluster.AfterRun) {
 	if len(a.Notices) == 0 {

@@ -107,6 +107,11 @@ func TestCoverageFlagDefaults(t *testing.T) {
 		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
 		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
 		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+		Ladder: LadderOptions{Enabled: true, TrimStartS: 30, TrimEndS: 5, LogTZ: "UTC",
+			ResumeName: "ResumeActorCold", PauseName: "SuspendActorAsync",
+			AteapiNamespace: "ate-system", AteapiContainer: "ate-api-server", PostgresNamespace: "ate-system",
+			PostgresContainer: "postgres", FakeAteletNamespace: "ate-system", FakeAteletContainer: "fake-atelet",
+			MinAchieved: 0.95, MaxFailureRatio: 0.01},
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -149,14 +154,21 @@ func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
 func TestCoverageEveryFlagFromEnv(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	tok := filepath.Join(t.TempDir(), "token")
-	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "t0ken\n"})
+	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "t0ken\n", "profile.yaml": "- key: a\n  query: x\n  reduce: max\n"})
 	values := map[string]string{
+		"--ladder": "false", "--ladder-profile": filepath.Join(filepath.Dir(tok), "profile.yaml"), "--ladder-trim-start-s": "20",
+		"--ladder-trim-end-s": "2", "--log-tz": "Europe/Berlin", "--ladder-resume-name": "R", "--ladder-pause-name": "P",
+		"--ladder-ateapi-namespace": "a", "--ladder-ateapi-container": "b", "--ladder-postgres-namespace": "c",
+		"--ladder-postgres-container": "d", "--ladder-fake-atelet-namespace": "e", "--ladder-fake-atelet-container": "f",
+		"--ladder-min-achieved": "0.9", "--ladder-max-failure-ratio": "0.02",
 		"--run-dir": dir, "--out": out, "--start": "100", "--end": "200", "--tag": "g", "--test-name": "n", "--users": "30",
 		"--actors-per-user": "2", "--prometheus-url": "http://127.0.0.1:9", "--header": "X-Scope-OrgID: t1",
 		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
 		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
+		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}
@@ -335,8 +347,8 @@ func TestCoverageOutDirAndUntouchedRunDir(t *testing.T) {
 	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
 		t.Errorf("the run directory changed with --out elsewhere")
 	}
-	if got := listDir(t, out); strings.Join(got, ",") != "server_summary.json,stats.jsonl" {
-		t.Errorf("--out holds %v, want server_summary.json and stats.jsonl only (no temporary files)", got)
+	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,server_summary.json,stats.jsonl" {
+		t.Errorf("--out holds %v, want psi_series.json, server_summary.json and stats.jsonl only (no temporary files)", got)
 	}
 	rows := readRows(t, filepath.Join(out, "stats.jsonl"))
 	if len(rows) != 2 || rows[0]["metric"] != "server_summary" || rows[1]["metric"] != "trial_summary" {

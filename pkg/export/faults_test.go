@@ -570,7 +570,28 @@ func exportFaults(run *promtest.Run) []exportFault {
 				f.setPrometheus(p.URL)
 				f.note("a proxy replaces every sample value of the real answers with NaN, +Inf or -Inf")
 			},
-			promNull: true, says: []string{"null"}},
+			promNull: true, says: []string{"null"},
+			check: func(t *testing.T, f *faultFixture, _ exportRows, _ string) {
+				// A series whose every sample is NaN or ±Inf is no series:
+				// working_set counts are null, never 0.
+				b, err := os.ReadFile(filepath.Join(f.out, runs.FileServerSummary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					WS map[string]struct {
+						Count *int `json:"count"`
+					} `json:"working_set"`
+				}
+				if err := json.Unmarshal(b, &doc); err != nil {
+					t.Fatal(err)
+				}
+				for name, blk := range doc.WS {
+					if blk.Count != nil {
+						t.Errorf("working_set.%s.count = %d for series of NaN and ±Inf only, want null", name, *blk.Count)
+					}
+				}
+			}},
 		{fault: "Prometheus: partial data with warnings (Thanos/Mimir)", path: "export --run-dir",
 			setup: func(f *faultFixture) {
 				p := newFaultProxy(f.t, f.promURL, nil)

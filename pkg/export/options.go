@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // DefaultPrometheusURL is the in-cluster Prometheus service of the
@@ -51,12 +53,20 @@ type Options struct {
 	AteletContainer string
 
 	Metadata string
+	// Gates is a gates file (verdicts.md): the gate family is appended last
+	// and a failed gate exits 3. Baseline serves max_regression_pct gates;
+	// JUnit is where the JUnit XML of the gates goes ("" none).
+	Gates    string
+	Baseline command.BaselineFlags
+	JUnit    string
 	Replace  bool
 	Verbose  bool
 	Before   bool
 	// NoWait skips the lag wait (tests and re-harvests of old runs never
 	// wait anyway: the wait is until end+lag, which has passed).
 	NoWait bool
+
+	Ladder LadderOptions
 }
 
 // UsageError is a bad flag or input: exit code 2, nothing written.
@@ -115,15 +125,20 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
 	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
+	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
+	command.AddBaselineFlags(fs, &o.Baseline)
+	fs.StringVar(&o.JUnit, "junit", "", "with --gates: write JUnit XML of the gates to this file")
 	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
+	ladderFlags(fs, &o.Ladder)
 	return fs
 }
 
-// ParseFlags parses `density export` arguments. --no-cluster-facts is
-// accepted as the negation of --cluster-facts.
+// ParseFlags parses `density export` arguments. --no-cluster-facts and
+// --no-ladder are accepted as the negations of --cluster-facts and
+// --ladder.
 func ParseFlags(args []string, output io.Writer) (Options, error) {
 	var o Options
 	// Errors are reported by the caller in one line; only --help prints the
@@ -131,8 +146,11 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs := flagSet(&o, io.Discard)
 	rewritten := make([]string, 0, len(args))
 	for _, a := range args {
-		if a == "--no-cluster-facts" || a == "-no-cluster-facts" {
+		switch a {
+		case "--no-cluster-facts", "-no-cluster-facts":
 			a = "--cluster-facts=false"
+		case "--no-ladder", "-no-ladder":
+			a = "--ladder=false"
 		}
 		rewritten = append(rewritten, a)
 	}
@@ -248,5 +266,5 @@ func (o *Options) validate() error {
 			return usageErrorf("--bearer-token-file: %v", err)
 		}
 	}
-	return nil
+	return o.Ladder.validate()
 }

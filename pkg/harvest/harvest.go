@@ -149,71 +149,37 @@ type Result struct {
 func Harvest(ctx context.Context, c *promql.Client, p Params) *Result {
 	// Blocks write disjoint fields of res; a block that fails or panics
 	// keeps its empty (all-null) value.
-	res := &Result{Packing: emptyPacking(), ActiveActors: emptyActors(), WorkingSet: emptyWorkingSet()}
+	res := EmptyResult()
 	if err := p.Validate(); err != nil {
 		res.Notices = append([]Notice{{Reason: "nothing harvested: " + err.Error()}}, res.OOM.clusterPending()...)
 		return res
 	}
-	const nBlocks = 7
-	logs := make([]*promql.Log, nBlocks)
-	clients := make([]*promql.Client, nBlocks)
+	blocks := Blocks()
+	logs := make([]*promql.Log, len(blocks))
+	clients := make([]*promql.Client, len(blocks))
 	for i := range logs {
 		logs[i] = &promql.Log{}
 		clients[i] = c.Recording(logs[i])
 	}
-	notices := make([][]Notice, nBlocks)
+	notices := make([][]Notice, len(blocks))
 	// The sampled-actors range read is shared by active_actors and the
 	// per_actor working set; it is issued (and logged) by the actors block's
 	// client whichever block asks first.
-	sampled := onceSampled(clients[4], p)
+	actors := slices.IndexFunc(blocks, func(b Block) bool { return b.Name == BlockActiveActors })
+	sampled := onceSampled(clients[actors], p)
 
 	var wg sync.WaitGroup
-	run := func(i int, name string, f func(ctx context.Context, c *promql.Client) []Notice) {
+	for i, b := range blocks {
 		wg.Go(func() {
 			defer func() {
 				if r := recover(); r != nil {
-					notices[i] = append(notices[i], Notice{Block: name,
+					notices[i] = append(notices[i], Notice{Block: b.Name,
 						Reason: fmt.Sprintf("internal error (a bug; please report): %v\n%s", r, debug.Stack())})
 				}
 			}()
-			notices[i] = f(ctx, clients[i])
+			notices[i] = b.read(ctx, clients[i], p, sampled, res)
 		})
 	}
-	run(0, BlockPacking, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.Packing, n = HarvestPacking(ctx, c, p)
-		return n
-	})
-	run(1, BlockNodePSI, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.NodePSI, n = HarvestNodePSI(ctx, c, p)
-		return n
-	})
-	run(2, BlockPodPSI, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.PodPSI, n = HarvestPodPSI(ctx, c, p)
-		return n
-	})
-	run(3, BlockSnapshots, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.Snapshots, n = HarvestSnapshots(ctx, c, p)
-		return n
-	})
-	run(4, BlockActiveActors, func(ctx context.Context, _ *promql.Client) []Notice {
-		var n []Notice
-		res.ActiveActors, n = activeActors(p, sampled(ctx))
-		return n
-	})
-	run(5, BlockWorkingSet, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.WorkingSet, n = workingSet(ctx, c, p, sampled)
-		return n
-	})
-	run(6, BlockOOM, func(ctx context.Context, c *promql.Client) []Notice {
-		var n []Notice
-		res.OOM, n = HarvestOOM(ctx, c, p)
-		return n
-	})
 	wg.Wait()
 
 	if p.Now != 0 && p.Now < p.End+p.LagS {
@@ -221,11 +187,10 @@ func Harvest(ctx context.Context, c *promql.Client, p Params) *Result {
 			"the run ended %d s ago, less than the atelet lag of %d s: atelet data (snapshots, active actors, actor working set) may be incomplete",
 			max(p.Now-p.End, 0), p.LagS)})
 	}
-	names := [nBlocks]string{BlockPacking, BlockNodePSI, BlockPodPSI, BlockSnapshots, BlockActiveActors, BlockWorkingSet, BlockOOM}
-	for i := range nBlocks {
+	for i, b := range blocks {
 		res.Notices = append(res.Notices, notices[i]...)
 		for _, w := range logs[i].Warnings() {
-			res.Notices = append(res.Notices, Notice{Block: names[i], Reason: "the server warned that the answer may be incomplete: " + w})
+			res.Notices = append(res.Notices, warned(b.Name, w))
 		}
 		res.Queries = append(res.Queries, logs[i].Queries()...)
 		res.Warnings = append(res.Warnings, logs[i].Warnings()...)

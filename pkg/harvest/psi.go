@@ -20,6 +20,9 @@ type PSIResource struct {
 	// Series are the per-node (instance) or per-pod series of the whole run,
 	// in stall percent, for panels. Nil when the read failed.
 	Series []promql.Series
+	// SeriesStep is the seconds between Series points: Step, or the stride
+	// of the max-thinning that fit them into Params.SeriesPoints.
+	SeriesStep int64
 }
 
 // PSI is the node_psi or pod_psi block.
@@ -151,6 +154,7 @@ func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by strin
 		}
 		okReads++
 		dst.Series = rd.keeper.series()
+		dst.SeriesStep = max(rd.keeper.stride, Step)
 		dst.Summary = rd.summary
 		for v := range rd.seen {
 			seen[v] = struct{}{}

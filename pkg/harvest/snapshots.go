@@ -293,3 +293,28 @@ func labelsKey(l map[string]string) string {
 	}
 	return b.String()
 }
+
+// Set sets the field named key (one of Fields' keys) to f, or to i for the
+// two counts; it reports false for a key the block does not have.
+func (s *Snapshots) Set(key string, f *float64, i *int64) bool {
+	switch key {
+	case "checkpoints_in_window":
+		s.CheckpointsInWindow = i
+		return true
+	case "checkpoints_cumulative":
+		s.CheckpointsCumulative = i
+		return true
+	}
+	refs := map[string]**float64{
+		"size_p50_mb": &s.SizeP50MB, "size_p90_mb": &s.SizeP90MB, "size_p95_mb": &s.SizeP95MB, "size_p99_mb": &s.SizeP99MB,
+		"size_avg_mb": &s.SizeAvgMB, "restore_p50_s": &s.RestoreP50S, "restore_p90_s": &s.RestoreP90S,
+		"restore_p95_s": &s.RestoreP95S, "restore_p99_s": &s.RestoreP99S, "restore_mean_s": &s.RestoreMeanS,
+		"checkpoint_p50_s": &s.CheckpointP50S, "checkpoint_p90_s": &s.CheckpointP90S, "checkpoint_p95_s": &s.CheckpointP95S,
+		"checkpoint_p99_s": &s.CheckpointP99S, "checkpoint_mean_s": &s.CheckpointMeanS, "checkpoint_mb_s": &s.CheckpointMBs,
+	}
+	if r, ok := refs[key]; ok {
+		*r = f
+		return true
+	}
+	return false
+}

@@ -11,18 +11,21 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/substrate/density/pkg/harvest"
-	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
-// blockResult is one harvested block of one run with what it took.
+// blockResult is one block of one run with what it took: result holds the
+// block (its other blocks are null), harvested or read from the store.
 type blockResult struct {
-	value   any // harvest.Packing, harvest.PSI, harvest.Snapshots, ...
+	result  *harvest.Result
 	notices []harvest.Notice
 	queries []string
 	// cached is true when this answer came from the cache (or another
 	// panel's identical read in flight).
 	cached bool
+	// fromStore is true when the block was read from the run's stored
+	// server_summary.json (which holds no per-node or per-pod PSI series).
+	fromStore bool
 }
 
 // params are the harvest parameters of a run under this instance's
@@ -31,7 +34,7 @@ func (d *Datasource) params(e runs.Entry, now int64) harvest.Params {
 	return harvest.Params{
 		Start: e.Start, End: e.End, SteadyStart: e.SteadyStart, SteadyEnd: e.SteadyEnd,
 		LagS: d.settings.AteletLagSeconds, Sel: d.settings.selectors(), Now: now,
-		SeriesPoints: harvest.DefaultSeriesPoints,
+		SeriesPoints: -1, // panels read their series at panel resolution
 	}
 }
 
@@ -58,6 +61,18 @@ func (d *Datasource) blockKey(e runs.Entry, block string) string {
 // block harvests one block of a run through the cache. A finished run's
 // block is kept until evicted; any other for liveTTL.
 func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) blockResult {
+	if r, ok := d.storedBlock(ctx, e, block); ok {
+		return r
+	}
+	r := d.harvestedBlock(ctx, e, block)
+	for _, p := range d.storeNotices(ctx, e) {
+		r.notices = append(slices.Clip(r.notices), harvest.Notice{Block: block, Reason: p})
+	}
+	return r
+}
+
+// harvestedBlock is a block harvested from Prometheus, through the cache.
+func (d *Datasource) harvestedBlock(ctx context.Context, e runs.Entry, block string) blockResult {
 	now := d.now()
 	var (
 		v   any
@@ -67,7 +82,7 @@ func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) bloc
 		v, hit = d.cache.get(ctx, d.blockKey(e, block), now, d.harvestOnce(ctx, e, block, now))
 	})
 	r, ok := v.(blockResult)
-	if !ok {
+	if !ok || r.result == nil {
 		// This caller's context ended while it waited for another panel's
 		// read.
 		return cancelledBlock(block)
@@ -99,59 +114,17 @@ func (d *Datasource) harvestOnce(ctx context.Context, e runs.Entry, block string
 
 // cancelledBlock is an empty block (every field null) with the reason.
 func cancelledBlock(block string) blockResult {
-	return blockResult{value: emptyBlock(block), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
+	return blockResult{result: harvest.EmptyResult(), notices: []harvest.Notice{{Block: block, Reason: "null: the read was cancelled"}}}
 }
 
-// emptyBlock is a block with nothing measured.
-func emptyBlock(block string) any {
-	switch block {
-	case harvest.BlockPacking:
-		return harvest.Packing{}
-	case harvest.BlockNodePSI, harvest.BlockPodPSI:
-		return harvest.PSI{}
-	case harvest.BlockSnapshots:
-		return harvest.Snapshots{}
-	case harvest.BlockActiveActors:
-		return harvest.ActiveActors{}
-	case harvest.BlockWorkingSet:
-		return harvest.WorkingSet{}
-	case harvest.BlockOOM:
-		return harvest.OOM{}
-	}
-	panic("unknown block " + block)
-}
-
-// harvestBlock reads one block with the engine's own per-block function.
+// harvestBlock reads one block with the engine's block table.
 func (d *Datasource) harvestBlock(ctx context.Context, e runs.Entry, block string, now int64) blockResult {
-	log := &promql.Log{}
-	c := d.prom.Recording(log)
-	p := d.params(e, now)
-	var (
-		v any
-		n []harvest.Notice
-	)
-	switch block {
-	case harvest.BlockPacking:
-		v, n = harvest.HarvestPacking(ctx, c, p)
-	case harvest.BlockNodePSI:
-		v, n = harvest.HarvestNodePSI(ctx, c, p)
-	case harvest.BlockPodPSI:
-		v, n = harvest.HarvestPodPSI(ctx, c, p)
-	case harvest.BlockSnapshots:
-		v, n = harvest.HarvestSnapshots(ctx, c, p)
-	case harvest.BlockActiveActors:
-		v, n = harvest.HarvestActiveActors(ctx, c, p)
-	case harvest.BlockWorkingSet:
-		v, n = harvest.HarvestWorkingSet(ctx, c, p)
-	case harvest.BlockOOM:
-		v, n = harvest.HarvestOOM(ctx, c, p)
-	default:
+	b, ok := harvest.LookupBlock(block)
+	if !ok {
 		panic("unknown block " + block)
 	}
-	for _, w := range log.Warnings() {
-		n = append(n, harvest.Notice{Block: block, Reason: "Prometheus warned that the answer may be incomplete: " + w})
-	}
-	return blockResult{value: v, notices: n, queries: distinctSorted(log.Queries())}
+	r, n, queries := b.Harvest(ctx, d.prom, d.params(e, now))
+	return blockResult{result: r, notices: n, queries: distinctSorted(queries)}
 }
 
 // distinctSorted is the block's PromQL without repeats, sorted: a block
@@ -184,11 +157,10 @@ func (d *Datasource) runNotices(e runs.Entry, now int64) []string {
 	return out
 }
 
-// readFailure returns the first notice saying a Prometheus read failed.
-// The harvest words every failed read "null: the read failed: …".
+// readFailure returns the first notice of a Prometheus read that failed.
 func readFailure(ns []harvest.Notice) (harvest.Notice, bool) {
 	for _, n := range ns {
-		if strings.Contains(n.Reason, "the read failed") {
+		if n.Kind == harvest.ReadFailed {
 			return n, true
 		}
 	}

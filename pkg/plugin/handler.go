@@ -31,6 +31,7 @@ func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func
 	if err != nil {
 		return errorResponse(err)
 	}
+	m.grid = newPanelGrid(q.TimeRange.From, q.TimeRange.To, q.Interval, q.MaxDataPoints)
 	if check != nil {
 		if err := check(&m); err != nil {
 			return errorResponse(err)

@@ -18,16 +18,17 @@ func (d *Datasource) handleActiveActors(ctx context.Context, _ backend.PluginCon
 	return d.perRun(ctx, q, nil, d.activeActorsFrames)
 }
 
-func (d *Datasource) activeActorsFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
+func (d *Datasource) activeActorsFrames(ctx context.Context, m queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockActiveActors)
-	a := br.value.(harvest.ActiveActors)
+	a := br.result.ActiveActors
 	if n, failed := readFailure(br.notices); failed && a.Atelets == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	ts := make([]int64, len(a.Timeseries))
-	total := make([]float64, len(a.Timeseries))
-	atelets := make([]int64, len(a.Timeseries))
-	for i, p := range a.Timeseries {
+	points := onGrid(a.Timeseries, func(x harvest.ActorsPoint) int64 { return x.Timestamp }, m.grid.step)
+	ts := make([]int64, len(points))
+	total := make([]float64, len(points))
+	atelets := make([]int64, len(points))
+	for i, p := range points {
 		ts[i], total[i], atelets[i] = p.Timestamp, p.ActiveActors, int64(p.ActiveAtelets)
 	}
 	series := data.NewFrame(frameName("active actors", label),

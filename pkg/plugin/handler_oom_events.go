@@ -26,7 +26,7 @@ func (d *Datasource) handleOOMEvents(ctx context.Context, _ backend.PluginContex
 
 func (d *Datasource) oomFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockOOM)
-	r := harvest.Result{OOM: br.value.(harvest.OOM), Notices: append([]harvest.Notice(nil), br.notices...)}
+	r := harvest.Result{OOM: br.result.OOM, Notices: append([]harvest.Notice(nil), br.notices...)}
 	if n, failed := readFailure(r.Notices); failed && r.OOM.Node == nil && r.OOM.Pod == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}

@@ -16,17 +16,18 @@ func (d *Datasource) handlePacking(ctx context.Context, _ backend.PluginContext,
 	return d.perRun(ctx, q, nil, d.packingFrames)
 }
 
-func (d *Datasource) packingFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
+func (d *Datasource) packingFrames(ctx context.Context, m queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockPacking)
-	p := br.value.(harvest.Packing)
+	p := br.result.Packing
 	if n, failed := readFailure(br.notices); failed && len(p.Timeseries) == 0 {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	ts := make([]int64, len(p.Timeseries))
-	busy := make([]float64, len(p.Timeseries))
-	total := make([]float64, len(p.Timeseries))
-	ratio := make([]*float64, len(p.Timeseries))
-	for i, pt := range p.Timeseries {
+	points := onGrid(p.Timeseries, func(x harvest.PackingPoint) int64 { return x.Timestamp }, m.grid.step)
+	ts := make([]int64, len(points))
+	busy := make([]float64, len(points))
+	total := make([]float64, len(points))
+	ratio := make([]*float64, len(points))
+	for i, pt := range points {
 		ts[i], busy[i], total[i], ratio[i] = pt.Timestamp, pt.Busy, pt.Total, pt.Ratio
 	}
 	series := data.NewFrame(frameName("packing", label),

@@ -2,20 +2,27 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
 // psiResourceKeys maps the query's resource to the block's output key.
 var psiResourceKeys = map[string]string{"cpu": "cpu", "memory": "mem", "io": "io"}
 
-// checkPSI defaults scope to node and resource to cpu.
+// checkPSI defaults scope to node, resource to cpu and series to bands
+// beyond maxSeries.
 func checkPSI(m *queryModel) error {
 	if err := oneOf("scope", &m.Scope, "node", "node", "pod"); err != nil {
+		return err
+	}
+	if err := oneOf("series", &m.Series, "auto", "auto", "bands", "all"); err != nil {
 		return err
 	}
 	return oneOf("resource", &m.Resource, "cpu", "cpu", "memory", "io")
@@ -33,35 +40,26 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 	if m.Scope == "pod" {
 		block, byLabel, countName = harvest.BlockPodPSI, "pod", "pods"
 	}
+	// The summary is exact (stored, or the 10 s harvest); the series are
+	// read at the panel's resolution.
 	br := d.block(ctx, e, block)
-	b := br.value.(harvest.PSI)
+	b := br.result.NodePSI
+	if m.Scope == "pod" {
+		b = br.result.PodPSI
+	}
 	res := b.Resource(psiResourceKeys[m.Resource])
-	if n, failed := readFailure(br.notices); failed && res.Series == nil && b.Count == nil {
+	name := frameName("psi "+m.Scope+" "+m.Resource, label)
+	if stored := d.storedPSI(ctx, e, m.Scope, m.Resource); br.fromStore && stored != nil && m.Series != "all" {
+		series := storedPSIFrame(stored, m.grid.step, name, byLabel, m.Resource+"_stall_pct", label)
+		notices := []harvest.Notice{{Block: block, Kind: harvest.Stored,
+			Reason: fmt.Sprintf("source: results store (the %s and %s of run %s): bands across the series and the ones with the highest peak", runs.FileServerSummary, runs.FilePSISeries, e.ID)}}
+		return runFrames{frames: []*data.Frame{series, psiSummary(m, b, res, label, countName)}, notices: notices}, nil
+	}
+	panel := d.psiSeriesPanel(ctx, m, e, b.Count)
+	series := panel.frame(name, byLabel, m.Resource+"_stall_pct", label)
+	if n, failed := readFailure(br.notices); failed && panel.failed != nil && b.Count == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	var (
-		series   [][]sample
-		names    []string
-		displays []string
-		labels   []data.Labels
-	)
-	for _, s := range res.Series {
-		who := s.Labels[byLabel]
-		pts := make([]sample, len(s.Samples))
-		for i, p := range s.Samples {
-			pts[i] = sample{p.T, p.V}
-		}
-		series = append(series, pts)
-		names = append(names, m.Resource+"_stall_pct")
-		displays = append(displays, withPrefix(label, who))
-		labels = append(labels, data.Labels{byLabel: who})
-	}
-	ts := seriesFrame(frameName("psi "+m.Scope+" "+m.Resource, label), series, names, displays, labels, unitPercent)
-	ts.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
-	what := m.Resource + " stall %"
-	fields := summaryFields(res.Summary, label, what, unitPercent)
-	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
-	summary := data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
 	// Notices of the other two resources are noise here.
 	var notices []harvest.Notice
 	for _, n := range br.notices {
@@ -69,5 +67,52 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 			notices = append(notices, n)
 		}
 	}
-	return runFrames{frames: []*data.Frame{ts, summary}, queries: br.queries, notices: notices}, nil
+	if br.fromStore {
+		notices = append(notices, harvest.Notice{Block: block, Reason: "source of the per-series samples: Prometheus"})
+		if panel.failed == nil && len(series.Fields) <= 1 {
+			notices = append(notices, harvest.Notice{Block: block, Kind: harvest.Absent,
+				Reason: "Prometheus holds no samples for this run (past its retention?): the series are empty; the summary is the stored one"})
+		}
+	}
+	notices = append(notices, panel.notices...)
+	return runFrames{frames: []*data.Frame{series, psiSummary(m, b, res, label, countName)}, queries: append(slices.Clone(br.queries), panel.queries...), notices: notices}, nil
+}
+
+// psiSummary is the pooled steady-window summary with the node/pod count.
+func psiSummary(m queryModel, b harvest.PSI, res *harvest.PSIResource, label, countName string) *data.Frame {
+	fields := summaryFields(res.Summary, label, m.Resource+" stall %", unitPercent)
+	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
+	return data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
+}
+
+// storedPSIFrame is a stored band set on the panel grid: the bands and the
+// top series, each point the last stored one at or before its grid point.
+func storedPSIFrame(b *harvest.PSIBandSet, step int64, name, byLabel, fieldName, label string) *data.Frame {
+	all := make([]int, len(b.Timestamps))
+	for i := range all {
+		all[i] = i
+	}
+	idx := onGrid(all, func(i int) int64 { return b.Timestamps[i] }, step)
+	pick := func(vals []*float64) []sample {
+		var out []sample
+		for _, i := range idx {
+			if i < len(vals) && vals[i] != nil {
+				out = append(out, sample{b.Timestamps[i], *vals[i]})
+			}
+		}
+		return out
+	}
+	p := psiPanel{}
+	for _, v := range [][]*float64{b.Min, b.P50, b.P90, b.P99, b.Max} {
+		p.bands = append(p.bands, pick(v))
+	}
+	for _, t := range b.Top {
+		var s promql.Series
+		s.Labels = map[string]string{byLabel: t.Name}
+		for _, x := range pick(t.Values) {
+			s.Samples = append(s.Samples, promql.Sample{T: x.t, V: x.v})
+		}
+		p.series = append(p.series, s)
+	}
+	return p.frame(name, byLabel, fieldName, label)
 }

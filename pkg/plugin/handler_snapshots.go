@@ -30,7 +30,7 @@ func (d *Datasource) handleSnapshots(ctx context.Context, _ backend.PluginContex
 
 func (d *Datasource) snapshotFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockSnapshots)
-	s := br.value.(harvest.Snapshots)
+	s := br.result.Snapshots
 	fields := s.Fields()
 	allNull := true
 	out := make([]*data.Field, len(fields))

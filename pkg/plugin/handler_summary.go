@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -15,10 +14,6 @@ import (
 	"github.com/substrate/density/pkg/runs"
 )
 
-// allBlocks are the harvest blocks in server_summary.json order.
-var allBlocks = []string{harvest.BlockPacking, harvest.BlockNodePSI, harvest.BlockPodPSI, harvest.BlockSnapshots,
-	harvest.BlockActiveActors, harvest.BlockWorkingSet, harvest.BlockOOM}
-
 // summaryParallelRuns bounds how many runs a summary harvests at once (the
 // promql client bounds the requests in flight underneath).
 const summaryParallelRuns = 4
@@ -27,23 +22,28 @@ const summaryParallelRuns = 4
 // exactly as harvest.Harvest assembles them, with the Kubernetes oom fields
 // set: the numbers of `density export`'s server_summary for the run.
 func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Result {
-	parts := make([]blockResult, len(allBlocks))
+	blocks := harvest.Blocks()
+	parts := make([]blockResult, len(blocks))
 	var wg sync.WaitGroup
-	for i, b := range allBlocks {
-		wg.Go(func() { parts[i] = d.block(ctx, e, b) })
+	for i, b := range blocks {
+		wg.Go(func() { parts[i] = d.block(ctx, e, b.Name) })
 	}
 	wg.Wait()
-	r := &harvest.Result{
-		Packing:      parts[0].value.(harvest.Packing),
-		NodePSI:      parts[1].value.(harvest.PSI),
-		PodPSI:       parts[2].value.(harvest.PSI),
-		Snapshots:    parts[3].value.(harvest.Snapshots),
-		ActiveActors: parts[4].value.(harvest.ActiveActors),
-		WorkingSet:   parts[5].value.(harvest.WorkingSet),
-		OOM:          parts[6].value.(harvest.OOM),
+	r := harvest.EmptyResult()
+	for i, b := range blocks {
+		b.CopyTo(r, parts[i].result)
 	}
+	stored := false
 	for _, p := range parts {
-		r.Notices = append(r.Notices, p.notices...)
+		for _, n := range p.notices {
+			if n.Kind == harvest.Stored {
+				if stored {
+					continue // one source line per run, not one per block
+				}
+				stored, n.Block = true, ""
+			}
+			r.Notices = append(r.Notices, n)
+		}
 		r.Queries = append(r.Queries, p.queries...)
 	}
 	r.SetKubernetes(d.kubernetesOOM(ctx, e))
@@ -60,7 +60,7 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 			return errorResponse(err)
 		}
 		type runSummary struct {
-			server  artifact.Object
+			server  []artifact.Measurement
 			trial   trialRow
 			notices []harvest.Notice
 			queries []string
@@ -77,9 +77,9 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
 				if e.EndKnown {
 					r := d.fullResult(ctx, e)
-					rs.server, rs.notices, rs.queries = artifact.ServerSummaryMeasurements(r), r.Notices, r.Queries
+					rs.server, rs.notices, rs.queries = artifact.ServerSummaryValues(r), r.Notices, r.Queries
 				} else {
-					rs.server = artifact.ServerSummaryMeasurements(&harvest.Result{})
+					rs.server = artifact.ServerSummaryValues(harvest.EmptyResult())
 					rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
 				}
 				out[i] = rs
@@ -88,17 +88,12 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		wg.Wait()
 
 		fields := runColumns(entries)
-		serverKeys := artifact.ServerSummaryMeasurements(&harvest.Result{}).Keys()
-		for j, k := range serverKeys {
+		for j, m := range artifact.ServerSummaryValues(harvest.EmptyResult()) {
 			v := make([]*float64, len(entries))
 			for i := range out {
-				if s, ok := out[i].server[j].Value.(string); ok {
-					if f, err := strconv.ParseFloat(s, 64); err == nil {
-						v[i] = &f
-					}
-				}
+				v[i] = out[i].server[j].Number()
 			}
-			fields = append(fields, configured(data.NewField(k, nil, v), k, ""))
+			fields = append(fields, configured(data.NewField(m.Key, nil, v), m.Key, ""))
 		}
 		var trialKeys []string
 		rows := make([]trialRow, len(out))

@@ -28,7 +28,7 @@ func (d *Datasource) handleWorkingSet(ctx context.Context, _ backend.PluginConte
 
 func (d *Datasource) workingSetFrames(ctx context.Context, m queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockWorkingSet)
-	ws := br.value.(harvest.WorkingSet)
+	ws := br.result.WorkingSet
 	b := ws.Block(m.Block)
 	var notices []harvest.Notice
 	for _, n := range br.notices {
@@ -39,10 +39,11 @@ func (d *Datasource) workingSetFrames(ctx context.Context, m queryModel, e runs.
 	if n, failed := readFailure(notices); failed && b.Count == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	ts := make([]int64, len(b.Timeseries))
-	total := make([]float64, len(b.Timeseries))
-	mx := make([]float64, len(b.Timeseries))
-	for i, p := range b.Timeseries {
+	points := onGrid(b.Timeseries, func(x harvest.WSPoint) int64 { return x.Timestamp }, m.grid.step)
+	ts := make([]int64, len(points))
+	total := make([]float64, len(points))
+	mx := make([]float64, len(points))
+	for i, p := range points {
 		ts[i], total[i], mx[i] = p.Timestamp, p.TotalGB, p.MaxGB
 	}
 	name := workingSetDisplay[m.Block]

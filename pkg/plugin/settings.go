@@ -33,6 +33,8 @@ const (
 	DefaultAteletContainer     = "atelet"
 	DefaultLiveFactsMaxAgeSecs = 3600
 	DefaultCacheEntries        = 256
+	DefaultMaxSeries           = 50
+	DefaultTopSeries           = 10
 	DefaultMaxResponseBytes    = 64 << 20
 )
 
@@ -86,6 +88,16 @@ type Settings struct {
 	LiveFactsMaxAgeSeconds int64
 	CacheEntries           int
 	MaxResponseBytes       int64
+	// PreferStored reads a stored run's numbers from its artifacts (the
+	// default); false forces the harvest, e.g. to check an artifact.
+	PreferStored bool
+	// MaxSeries is the most per-node or per-pod series a panel gets before
+	// it shows distribution bands and the TopSeries series instead.
+	MaxSeries, TopSeries int
+
+	// Gates is the text of a gates file (verdicts.md) for the `gates`
+	// query; it is parsed by the query, so a bad file fails only that query.
+	Gates string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -123,6 +135,10 @@ type jsonData struct {
 	LiveFactsMaxAgeSeconds flexNumber `json:"liveFactsMaxAgeSeconds"`
 	CacheEntries           flexNumber `json:"cacheEntries"`
 	MaxResponseBytes       flexNumber `json:"maxResponseBytes"`
+	PreferStored           *bool      `json:"preferStored"`
+	MaxSeries              flexNumber `json:"maxSeries"`
+	TopSeries              flexNumber `json:"topSeries"`
+	Gates                  string     `json:"gates"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -183,7 +199,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	out := Settings{
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
+		Gates:           jd.Gates,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
+		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
 		WorkerPool:      orDefault(jd.WorkerPool, DefaultWorkerPool),
 		WorkerNamespace: orDefault(jd.WorkerNamespace, DefaultWorkerNamespace),
@@ -239,6 +257,15 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
+	ms, err := jd.MaxSeries.int64Or("maxSeries", DefaultMaxSeries)
+	if err != nil {
+		return Settings{}, err
+	}
+	ts, err := jd.TopSeries.int64Or("topSeries", DefaultTopSeries)
+	if err != nil {
+		return Settings{}, err
+	}
+	out.MaxSeries, out.TopSeries = max(1, int(ms)), max(1, int(ts))
 	// 0 would deadlock the limiter; 0 cache entries means "no cache".
 	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)
 	if out.MaxResponseBytes == 0 {

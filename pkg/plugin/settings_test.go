@@ -26,7 +26,8 @@ func TestLoadSettings(t *testing.T) {
 		want := Settings{PrometheusURL: "http://prom:9090", MaxConcurrentQueries: 8, DiscoverRuns: true, UserCountQuery: "sum(locust_users)",
 			RunGapSeconds: 120, AteletLagSeconds: 70, WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads",
 			WorkerContainer: "ateom", WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
-			Kube: Kube{Access: "off"}, LiveFactsMaxAgeSeconds: 3600, CacheEntries: 256, MaxResponseBytes: 64 << 20}
+			Kube: Kube{Access: "off"}, LiveFactsMaxAgeSeconds: 3600, CacheEntries: 256, MaxResponseBytes: 64 << 20,
+			PreferStored: true, MaxSeries: 50, TopSeries: 10}
 		if s != want {
 			t.Fatalf("defaults\n got %+v\nwant %+v", s, want)
 		}
@@ -36,7 +37,8 @@ func TestLoadSettings(t *testing.T) {
 			"runGapSeconds": "300", "ateletLagSeconds": 90, "timeoutSeconds": 12, "maxConcurrentQueries": 3,
 			"workerPool": "p", "workerNamespace": "ns", "workerContainer": "c", "workerPodRegex": "w-.*",
 			"ateletNamespace": "an", "ateletContainer": "ac", "kubernetesAccess": "token", "kubernetesURL": "https://k8s:6443",
-			"liveFactsMaxAgeSeconds": 60, "cacheEntries": 0, "maxResponseBytes": 1048576}`,
+			"liveFactsMaxAgeSeconds": 60, "cacheEntries": 0, "maxResponseBytes": 1048576,
+			"preferStored": false, "maxSeries": "20", "topSeries": 5}`,
 			map[string]string{"kubernetesToken": "tok", "kubernetesCACert": "PEM"}))
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +47,7 @@ func TestLoadSettings(t *testing.T) {
 			UserCountQuery: "sum(users)", RunGapSeconds: 300, AteletLagSeconds: 90, WorkerPool: "p", WorkerNamespace: "ns",
 			WorkerContainer: "c", WorkerPodRegex: "w-.*", AteletNamespace: "an", AteletContainer: "ac",
 			Kube: Kube{Access: "token", URL: "https://k8s:6443", Token: "tok", CACert: "PEM"}, LiveFactsMaxAgeSeconds: 60,
-			CacheEntries: 0, MaxResponseBytes: 1 << 20}
+			CacheEntries: 0, MaxResponseBytes: 1 << 20, MaxSeries: 20, TopSeries: 5}
 		if s != want {
 			t.Fatalf("\n got %+v\nwant %+v", s, want)
 		}

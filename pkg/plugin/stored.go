@@ -3,7 +3,6 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -15,19 +14,23 @@ import (
 // maxStoredFile bounds what is read of one stored artifact.
 const maxStoredFile = 64 << 20
 
-// stored is what a stored run's own artifacts recorded: the Kubernetes
-// oom_events fields of server_summary.json and the last trial_summary row
-// of stats.jsonl. Both are immutable once written, so they are cached with
-// the run's blocks.
+// stored is what a stored run's own artifacts recorded: server_summary.json
+// read into the engine's Result and the last trial_summary row of
+// stats.jsonl. Both are immutable once written, so they are cached with the
+// run's blocks.
 type stored struct {
-	oom      harvest.KubernetesOOM
-	hasOOM   bool
+	// summary is nil when the run has no server_summary.json, or one that
+	// does not parse (problems says why; the blocks are then harvested).
+	summary *artifact.StoredSummary
+	// psi is the run's psi_series.json (bands and top series of every PSI
+	// panel); nil when the store has none.
+	psi      *artifact.PSISeries
 	trial    *artifact.Row
 	problems []string
 }
 
 // storedArtifacts reads (once per finished run) a stored run's recorded
-// facts. For runs outside the store it returns the zero value.
+// artifacts. For runs outside the store it returns the zero value.
 func (d *Datasource) storedArtifacts(ctx context.Context, e runs.Entry) stored {
 	if e.Source != runs.SourceStore || d.catalogs.Store == nil {
 		return stored{}
@@ -51,25 +54,20 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 	var s stored
 	if e.Artifacts.ServerSummary {
 		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileServerSummary, maxStoredFile)
+		if err == nil {
+			s.summary, err = artifact.ReadServerSummary(b)
+		}
 		if err != nil {
-			s.problems = append(s.problems, err.Error())
-		} else {
-			var doc struct {
-				OOM *struct {
-					WorkerRestarts      *int64 `json:"worker_restarts"`
-					WorkerOOMKilledPods *int64 `json:"worker_oomkilled_pods"`
-					Evicted             *int64 `json:"evicted"`
-					WorkerPodsLost      *int64 `json:"worker_pods_lost"`
-				} `json:"oom_events"`
-			}
-			if err := json.Unmarshal(b, &doc); err != nil || doc.OOM == nil {
-				s.problems = append(s.problems, fmt.Sprintf("%s of run %s has no readable oom_events", runs.FileServerSummary, e.ID))
-			} else {
-				s.hasOOM = true
-				s.oom = harvest.KubernetesOOM{WorkerRestarts: doc.OOM.WorkerRestarts, WorkerOOMKilledPods: doc.OOM.WorkerOOMKilledPods,
-					Evicted: doc.OOM.Evicted, WorkerPodsLost: doc.OOM.WorkerPodsLost,
-					Reason: "not recorded in the run's stored " + runs.FileServerSummary}
-			}
+			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): its numbers are harvested from Prometheus", runs.FileServerSummary, err))
+		}
+	}
+	if e.Artifacts.PSISeries {
+		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FilePSISeries, maxStoredFile)
+		if err == nil {
+			s.psi, err = artifact.ReadPSISeries(b)
+		}
+		if err != nil {
+			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): PSI series are read from Prometheus", runs.FilePSISeries, err))
 		}
 	}
 	if e.Artifacts.StatsJSONL {
@@ -88,16 +86,67 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 	return s
 }
 
+// storedBlock is a block of a stored run read from its server_summary.json,
+// when the settings prefer the store and the file holds the block.
+func (d *Datasource) storedBlock(ctx context.Context, e runs.Entry, block string) (blockResult, bool) {
+	if !d.settings.PreferStored {
+		return blockResult{}, false
+	}
+	s := d.storedArtifacts(ctx, e)
+	if s.summary == nil || !s.summary.Blocks[block] {
+		return blockResult{}, false
+	}
+	ns := []harvest.Notice{{Block: block, Kind: harvest.Stored,
+		Reason: fmt.Sprintf("source: results store (the %s of run %s)", runs.FileServerSummary, e.ID)}}
+	return blockResult{result: s.summary.Result, notices: ns, cached: true, fromStore: true}, true
+}
+
+// storedPSI is a stored run's psi_series.json band set of one PSI panel.
+func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resource string) *harvest.PSIBandSet {
+	s := d.storedArtifacts(ctx, e)
+	if s.psi == nil {
+		return nil
+	}
+	sc := &s.psi.Node
+	if scope == "pod" {
+		sc = &s.psi.Pod
+	}
+	switch resource {
+	case "cpu":
+		return &sc.CPU
+	case "memory":
+		return &sc.Mem
+	case "io":
+		return &sc.IO
+	}
+	return nil
+}
+
+// storeNotices are the caveats of reading a stored run: an artifact that
+// could not be read (so its numbers were harvested instead).
+func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {
+	if !d.settings.PreferStored {
+		return nil
+	}
+	return d.storedArtifacts(ctx, e).problems
+}
+
 // kubernetesOOM is the Kubernetes part of oom_events for a run: a stored
 // run's recorded values (never today's cluster); other runs have no
 // "before" snapshot, without which the four counts are unknown.
 func (d *Datasource) kubernetesOOM(ctx context.Context, e runs.Entry) harvest.KubernetesOOM {
 	if e.Source == runs.SourceStore {
 		s := d.storedArtifacts(ctx, e)
-		if s.hasOOM {
-			return s.oom
+		if s.summary != nil && s.summary.Blocks[harvest.BlockOOM] {
+			o := s.summary.Result.OOM
+			return harvest.KubernetesOOM{WorkerRestarts: o.WorkerRestarts, WorkerOOMKilledPods: o.WorkerOOMKilledPods,
+				Evicted: o.Evicted, WorkerPodsLost: o.WorkerPodsLost,
+				Reason: "not recorded in the run's stored " + runs.FileServerSummary}
 		}
-		return harvest.KubernetesOOM{Reason: "the run's " + runs.FileServerSummary + " is not in the results store (`density export` records these counts)"}
+		if !e.Artifacts.ServerSummary {
+			return harvest.KubernetesOOM{Reason: "the run's " + runs.FileServerSummary + " is not in the results store (`density export` records these counts)"}
+		}
+		return harvest.KubernetesOOM{Reason: "the run's stored " + runs.FileServerSummary + " does not record these counts"}
 	}
 	if d.settings.Kube.Access == KubeOff {
 		return harvest.KubernetesOOM{Reason: "Kubernetes access is off in the datasource settings"}

@@ -16,6 +16,7 @@ type answer struct {
 	errorMsg   string
 	warnings   []string
 	resultType string // "matrix", "vector" or "scalar"
+	hasData    bool
 	series     []Series
 }
 
@@ -29,15 +30,22 @@ type answer struct {
 // grammar is small, so this is a validating scanner for exactly it (any
 // other value is skipped, still validated).
 //
-// It accepts what client_golang's v1.API accepted and rejects what it
-// rejected: envelope keys in any order and case, "data" before or after
-// "status", "result" before or after "resultType", values as strings
-// ("NaN", "+Inf", "-Inf", numbers), timestamps parsed like model.Time and
-// truncated to seconds like Time.Unix. A body that is not valid JSON gets
-// encoding/json's own message (e.g. "unexpected end of JSON input",
-// "invalid character '<' looking for beginning of value"), as before.
-// NaN/±Inf samples and native-histogram points are dropped (a vector sample
-// with a histogram reads as "no value").
+// The contract is the one Prometheus's HTTP API writes: keys exactly as
+// Prometheus spells them (case-sensitive), a "status" of "success" or
+// "error", and for "success" a "data" object with "resultType" and
+// "result". Keys may come in any order ("data" before or after "status",
+// "result" before or after "resultType"); unknown keys are skipped. A body
+// without "status", with another status, with a "success" but no "data",
+// or with a key that matches a known one only case-insensitively (encoding/
+// json, and so client_golang, would take "Data" for "data") is not a
+// Prometheus answer: an error naming what was wrong, which the harvest turns
+// into nulls and a notice, never a number. Within that contract it decodes
+// like client_golang's v1.API: values as strings ("NaN", "+Inf", "-Inf",
+// numbers), timestamps parsed like model.Time and truncated to seconds like
+// Time.Unix. A body that is not valid JSON gets encoding/json's own message
+// (e.g. "unexpected end of JSON input", "invalid character '<' looking for
+// beginning of value"). NaN/±Inf samples and native-histogram points are
+// dropped (a vector sample with a histogram reads as "no value").
 func decodeAnswer(body []byte) (*answer, error) {
 	p := &scanner{b: body, intern: map[string]string{}}
 	a := &answer{}
@@ -47,6 +55,9 @@ func decodeAnswer(body []byte) (*answer, error) {
 		if p.i != len(p.b) {
 			err = errSyntax
 		}
+	}
+	if err == nil {
+		err = a.check()
 	}
 	if err != nil {
 		// A syntax error anywhere wins over a shape error, as it did when
@@ -334,22 +345,53 @@ func (p *scanner) members(fn func(key string) error) error {
 
 func (p *scanner) envelope(a *answer) error {
 	return p.members(func(k string) (err error) {
-		switch {
-		case strings.EqualFold(k, "status"):
+		switch k {
+		case "status":
 			a.status, err = p.strOrNull("status", a.status)
-		case strings.EqualFold(k, "errorType"):
+		case "errorType":
 			a.errorType, err = p.strOrNull("errorType", a.errorType)
-		case strings.EqualFold(k, "error"):
+		case "error":
 			a.errorMsg, err = p.strOrNull("error", a.errorMsg)
-		case strings.EqualFold(k, "warnings"):
+		case "warnings":
 			a.warnings, err = p.strings("warnings")
-		case strings.EqualFold(k, "data"):
+		case "data":
 			err = p.data(a)
 		default:
-			err = p.skip()
+			err = p.unknown(k, "status", "errorType", "error", "warnings", "data")
 		}
 		return err
 	})
+}
+
+// check applies the envelope's contract once the whole body has been read.
+func (a *answer) check() error {
+	switch a.status {
+	case "success":
+		if !a.hasData {
+			return errors.New(`not a Prometheus answer: "status" is "success" but there is no "data"`)
+		}
+		return nil
+	case "error":
+		return nil
+	case "":
+		return errors.New(`not a Prometheus answer: no "status"`)
+	}
+	return fmt.Errorf(`not a Prometheus answer: "status" is %q, not "success" or "error"`, a.status)
+}
+
+// unknown skips the value of a key the answer's grammar does not use at
+// this place, unless the key is one of known spelt in another case: such a
+// body was not written by Prometheus (see decodeAnswer).
+func (p *scanner) unknown(k string, known ...string) error {
+	for _, want := range known {
+		if k != want && strings.EqualFold(k, want) {
+			if err := p.skipRest(); err != nil {
+				return err
+			}
+			return fmt.Errorf("not a Prometheus answer: key %q, Prometheus writes %q", k, want)
+		}
+	}
+	return p.skip()
 }
 
 func (p *scanner) strings(what string) ([]string, error) {
@@ -384,11 +426,12 @@ func (p *scanner) data(a *answer) error {
 	if isNull, err := p.null(); err != nil || isNull {
 		return err
 	}
+	a.hasData = true
 	var typ string
 	resultAt := -1
 	err := p.members(func(k string) (err error) {
-		switch {
-		case strings.EqualFold(k, "resultType"):
+		switch k {
+		case "resultType":
 			if typ, err = p.strOrNull("resultType", typ); err != nil {
 				return err
 			}
@@ -398,7 +441,7 @@ func (p *scanner) data(a *answer) error {
 				}
 				return err
 			}
-		case strings.EqualFold(k, "result"):
+		case "result":
 			if typ == "" {
 				resultAt = p.i
 				return p.skip()
@@ -409,7 +452,7 @@ func (p *scanner) data(a *answer) error {
 			resultAt = -1
 			return nil
 		default:
-			return p.skip()
+			return p.unknown(k, "resultType", "result")
 		}
 		return nil
 	})
@@ -487,13 +530,13 @@ func (p *scanner) matrix() ([]Series, error) {
 	return p.seriesArray(func() (Series, error) {
 		var s Series
 		err := p.object(func(k string) (err error) {
-			switch {
-			case strings.EqualFold(k, "metric"):
+			switch k {
+			case "metric":
 				s.Labels, err = p.labels()
-			case strings.EqualFold(k, "values"):
+			case "values":
 				s.Samples, err = p.values(s.Samples)
 			default: // "histograms" (native histograms are not used) and the rest
-				err = p.skip()
+				err = p.unknown(k, "metric", "values", "histograms")
 			}
 			return err
 		})
@@ -615,16 +658,16 @@ func (p *scanner) vector() ([]Series, error) {
 			histogram bool
 		)
 		err := p.object(func(k string) (err error) {
-			switch {
-			case strings.EqualFold(k, "metric"):
+			switch k {
+			case "metric":
 				s.Labels, err = p.labels()
-			case strings.EqualFold(k, "value"):
+			case "value":
 				var n bool
 				if n, err = p.null(); err == nil && !n {
 					t, v, err = p.pair()
 					hasValue = err == nil
 				}
-			case strings.EqualFold(k, "histogram"):
+			case "histogram":
 				// A native-histogram sample: read as "no value".
 				var n bool
 				if n, err = p.null(); err == nil && !n {
@@ -632,7 +675,7 @@ func (p *scanner) vector() ([]Series, error) {
 					err = p.skip()
 				}
 			default:
-				err = p.skip()
+				err = p.unknown(k, "metric", "value", "histogram")
 			}
 			return err
 		})

@@ -69,8 +69,17 @@ func TestDecodeAnswer(t *testing.T) {
 			wantType: "matrix", want: []Series{{Labels: map[string]string{}, Samples: []Sample{{1700000000, 1}, {-5, 2}, {0, 3}, {12, 4}}}}},
 		{name: "keys in any order, result before resultType, white space", body: " \n{ \"data\" : { \"result\" : [ { \"values\" : [ [ 1 , \"2\" ] ] , \"metric\" : { \"a\" : \"b\" } } ] , \"resultType\" : \"matrix\" } ,\t\"status\" : \"success\" }\r\n",
 			wantType: "matrix", want: []Series{{Labels: ls("a", "b"), Samples: []Sample{{1, 2}}}}},
-		{name: "keys match case-insensitively like encoding/json", body: `{"Status":"success","Data":{"ResultType":"vector","Result":[{"Metric":{"a":"b"},"Value":[1,"2"]}]}}`,
-			wantType: "vector", want: []Series{{Labels: ls("a", "b"), Samples: []Sample{{1, 2}}}}},
+		{name: "envelope key in another case", body: `{"Status":"success","data":{"resultType":"vector","result":[]}}`, wantErr: `bad_response: not a Prometheus answer: key "Status", Prometheus writes "status"`},
+		{name: "data key in another case", body: `{"status":"success","data":{"ResultType":"vector","result":[]}}`, wantErr: `key "ResultType", Prometheus writes "resultType"`},
+		{name: "series key in another case", body: `{"status":"success","data":{"resultType":"vector","result":[{"Metric":{"a":"b"},"value":[1,"2"]}]}}`, wantErr: `key "Metric", Prometheus writes "metric"`},
+		{name: "matrix key in another case", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"VALUES":[[1,"2"]]}]}}`, wantErr: `key "VALUES", Prometheus writes "values"`},
+		{name: "no status (the fuzz finding)", body: `{"dAtA":{"resultTYpe":"vector","result":[{}]}}`, wantErr: `bad_response: not a Prometheus answer: key "dAtA", Prometheus writes "data"`},
+		{name: "no status", body: `{"data":{"resultType":"vector","result":[]}}`, wantErr: `bad_response: not a Prometheus answer: no "status"`},
+		{name: "null status", body: `{"status":null,"data":{"resultType":"vector","result":[]}}`, wantErr: `not a Prometheus answer: no "status"`},
+		{name: "other status", body: `{"status":"ok","data":{"resultType":"vector","result":[]}}`, wantErr: `not a Prometheus answer: "status" is "ok"`},
+		{name: "success without data", body: `{"status":"success"}`, wantErr: `"status" is "success" but there is no "data"`},
+		{name: "success with null data", body: `{"status":"success","data":null}`, wantErr: `there is no "data"`},
+		{name: "syntax error after a misspelt key wins", body: `{"Status":"success",}`, wantErr: "bad_response: invalid character '}'"},
 		{name: "escaped label values and unknown fields", body: `{"status":"success","extra":{"x":[1,true,null,"\u00e9"]},"data":{"resultType":"vector","stats":{"a":1},"result":[{"metric":{"path":"C:\\tmp \"q\" \u00e9\n","a\u0062":"x"},"value":[1,"3"]}]}}`,
 			wantType: "vector", want: []Series{{Labels: ls("path", "C:\\tmp \"q\" é\n", "ab", "x"), Samples: []Sample{{1, 3}}}}},
 		{name: "warnings kept", body: `{"status":"success","warnings":["partial response","x"],"data":{"resultType":"vector","result":[]}}`,
@@ -187,12 +196,74 @@ func FuzzDecodeStream(f *testing.F) {
 				t.Fatalf("body %q\n new %q %+v\n  v1 %q %+v", body, a.resultType, a.series, ot, ov)
 			}
 		}
+		// client_golang is lax where the decoder is strict (keys in any
+		// case, no status): the two must agree on every body that keeps the
+		// contract, and the decoder must refuse every body that does not.
+		keeps := promContract(body)
+		if err == nil && !keeps {
+			t.Fatalf("accepted %q, which is not an answer as Prometheus writes it", body)
+		}
+		if oerr == nil && keeps && err != nil {
+			t.Fatalf("refused %q (%v), an answer as Prometheus writes it that v1 decodes", body, err)
+		}
 		if !json.Valid([]byte(body)) {
 			if err == nil || oerr == nil || err.Error() != oerr.Error() {
 				t.Fatalf("invalid JSON %q: new %v, v1 %v", body, err, oerr)
 			}
 		}
 	})
+}
+
+// promContract is the decoder's contract checked independently of it, with
+// encoding/json's map decoding (which keeps keys exactly as written): a
+// "status" of "success" (with a "data" object) or "error", and no key that
+// matches a known key of its place only case-insensitively.
+func promContract(body string) bool {
+	misspelt := func(m map[string]json.RawMessage, known ...string) bool {
+		for k := range m {
+			for _, want := range known {
+				if k != want && strings.EqualFold(k, want) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal([]byte(body), &env) != nil || misspelt(env, "status", "errorType", "error", "warnings", "data") {
+		return false
+	}
+	var status string
+	if json.Unmarshal(env["status"], &status) != nil {
+		return false
+	}
+	switch status {
+	case "error":
+		return true
+	case "success":
+	default:
+		return false
+	}
+	var data map[string]json.RawMessage
+	if json.Unmarshal(env["data"], &data) != nil || data == nil || misspelt(data, "resultType", "result") {
+		return false
+	}
+	var typ string
+	_ = json.Unmarshal(data["resultType"], &typ)
+	known := map[string][]string{"vector": {"metric", "value", "histogram"}, "matrix": {"metric", "values", "histograms"}}[typ]
+	if known == nil {
+		return true
+	}
+	var result []map[string]json.RawMessage
+	if json.Unmarshal(data["result"], &result) != nil {
+		return true // not a series array: the shape errors are v1's to agree on
+	}
+	for _, s := range result {
+		if misspelt(s, known...) {
+			return false
+		}
+	}
+	return true
 }
 
 type bodyTransport string

@@ -12,6 +12,7 @@ const (
 	FileFailures      = "failures.csv"
 	FileExceptions    = "exceptions.csv"
 	FileClusterBefore = "cluster_before.json"
+	FilePSISeries     = "psi_series.json"
 )
 
 // ArtifactFiles returns the file names Artifacts tracks, in a stable order
@@ -19,7 +20,7 @@ const (
 func ArtifactFiles() []string {
 	return []string{
 		FileStatsHistory, FileStats, FileStatsJSONL, FileStatus,
-		FileServerSummary, FileFailures, FileExceptions, FileClusterBefore,
+		FileServerSummary, FileFailures, FileExceptions, FileClusterBefore, FilePSISeries,
 	}
 }
 
@@ -33,6 +34,7 @@ type Artifacts struct {
 	Failures      bool
 	Exceptions    bool
 	ClusterBefore bool
+	PSISeries     bool
 }
 
 // field returns the flag for one of ArtifactFiles() (nil for other names).
@@ -54,6 +56,8 @@ func (a *Artifacts) field(name string) *bool {
 		return &a.Exceptions
 	case FileClusterBefore:
 		return &a.ClusterBefore
+	case FilePSISeries:
+		return &a.PSISeries
 	}
 	return nil
 }

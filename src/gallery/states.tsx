@@ -171,11 +171,12 @@ export const STATES: GalleryState[] = [
     ),
   },
   query('query-packing', 'Packing over the dashboard range', { queryType: 'packing', run: 'range' }),
-  query('query-psi', 'Pressure stall of worker pods, memory, one run', {
+  query('query-psi', 'Pressure stall of worker pods, memory, one run, as bands', {
     queryType: 'psi',
     run: SWEEP_1K,
     scope: 'pod',
     resource: 'memory',
+    series: 'bands',
   }),
   query('query-snapshots', 'Snapshots of the latest run of one test', {
     queryType: 'snapshots',

@@ -1,0 +1,299 @@
+package artifact
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// FilePSISeries is the export's PSI panel file, next to server_summary.json.
+const FilePSISeries = runs.FilePSISeries
+
+// PSISeries is psi_series.json (export.md): per scope and PSI resource the
+// distribution bands and top series of the run, so a stored run keeps its
+// PSI panels after Prometheus's retention.
+type PSISeries struct {
+	StepS     int64 // seconds between points after thinning
+	Node, Pod PSIScope
+}
+
+// PSIScope is the node or pod scope of PSISeries.
+type PSIScope struct {
+	CPU, Mem, IO harvest.PSIBandSet
+}
+
+// psiResourceKeys are a scope's keys in file order.
+var psiResourceKeys = [...]string{"cpu", "mem", "io"}
+
+// psiBandKeys are the band keys in file order (the datasource's band names).
+var psiBandKeys = [...]string{"min", "p50", "p90", "p99", "max"}
+
+func (s *PSIScope) resources() [3]*harvest.PSIBandSet {
+	return [3]*harvest.PSIBandSet{&s.CPU, &s.Mem, &s.IO}
+}
+
+func psiBandSlices(b *harvest.PSIBandSet) [5]*[]*float64 {
+	return [5]*[]*float64{&b.Min, &b.P50, &b.P90, &b.P99, &b.Max}
+}
+
+// NewPSISeries computes psi_series.json from a harvest whose PSI blocks kept
+// their series (Params.SeriesPoints ≥ 0) over the run window [start, end]:
+// node series named by instance, pod series by pod, on one grid for all six
+// (harvest.PSIBandStep over every resource's series step).
+func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
+	var steps []int64
+	for _, b := range []*harvest.PSI{&r.NodePSI, &r.PodPSI} {
+		for _, res := range harvest.PSIResources {
+			if rs := b.Resource(res.Key); rs.Series != nil {
+				steps = append(steps, rs.SeriesStep)
+			}
+		}
+	}
+	d := &PSISeries{StepS: harvest.PSIBandStep(start, end, steps...)}
+	for _, sc := range []struct {
+		src *harvest.PSI
+		dst *PSIScope
+		by  string
+	}{{&r.NodePSI, &d.Node, "instance"}, {&r.PodPSI, &d.Pod, "pod"}} {
+		for i, res := range harvest.PSIResources {
+			*sc.dst.resources()[i] = harvest.PSIBands(sc.src.Resource(res.Key).Series, sc.by, start, end, d.StepS)
+		}
+	}
+	return d
+}
+
+// Object is the document as an ordered object, keys in the file's order.
+func (d *PSISeries) Object() Object {
+	scope := func(s *PSIScope) Object {
+		o := make(Object, 0, 3)
+		for i, b := range s.resources() {
+			o = append(o, Field{psiResourceKeys[i], psiBandSetObject(b)})
+		}
+		return o
+	}
+	return Object{{"step_s", d.StepS}, {"node", scope(&d.Node)}, {"pod", scope(&d.Pod)}}
+}
+
+func psiBandSetObject(b *harvest.PSIBandSet) Object {
+	bs := make(Object, 0, 5)
+	for i, p := range psiBandSlices(b) {
+		bs = append(bs, Field{psiBandKeys[i], *p})
+	}
+	top := make([]any, len(b.Top))
+	for i, s := range b.Top {
+		top[i] = Object{{"name", s.Name}, {"peak", s.Peak}, {"values", s.Values}}
+	}
+	return Object{{"series", b.Series}, {"timestamps", b.Timestamps}, {"bands", bs}, {"top", top}}
+}
+
+// PSISeriesJSON is the bytes of psi_series.json: Python's
+// json.dumps(indent=2) plus a trailing newline.
+func PSISeriesJSON(d *PSISeries) ([]byte, error) {
+	b, err := MarshalIndent(d.Object())
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ErrPSISeries wraps every ReadPSISeries failure.
+var ErrPSISeries = errors.New("invalid " + FilePSISeries)
+
+// ReadPSISeries parses psi_series.json strictly: exactly the keys the writer
+// writes (in any order), integers where it writes integers, numbers or null
+// in the value arrays, every array as long as its timestamps, ascending
+// timestamps. Errors name the path of the offending value.
+func ReadPSISeries(data []byte) (*PSISeries, error) {
+	v, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPSISeries, err)
+	}
+	var d PSISeries
+	if err := readPSISeries(v, &d); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPSISeries, err)
+	}
+	return &d, nil
+}
+
+func readPSISeries(v any, d *PSISeries) error {
+	o, err := psiExactObject(v, "", "step_s", "node", "pod")
+	if err != nil {
+		return err
+	}
+	step, ok := o[0].(int64)
+	if !ok || step <= 0 {
+		return fmt.Errorf("step_s: want a positive integer, got %s", psiDescribe(o[0]))
+	}
+	d.StepS = step
+	for i, sc := range []*PSIScope{&d.Node, &d.Pod} {
+		name := []string{"node", "pod"}[i]
+		so, err := psiExactObject(o[1+i], name, psiResourceKeys[:]...)
+		if err != nil {
+			return err
+		}
+		for j, dst := range sc.resources() {
+			if err := readPSIBandSet(so[j], name+"."+psiResourceKeys[j], dst); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func readPSIBandSet(v any, path string, b *harvest.PSIBandSet) error {
+	o, err := psiExactObject(v, path, "series", "timestamps", "bands", "top")
+	if err != nil {
+		return err
+	}
+	switch n := o[0].(type) {
+	case nil:
+	case int64:
+		if n < 0 {
+			return fmt.Errorf("%s.series: want a count or null, got %d", path, n)
+		}
+		c := int(n)
+		b.Series = &c
+	default:
+		return fmt.Errorf("%s.series: want a count or null, got %s", path, psiDescribe(o[0]))
+	}
+
+	ts, ok := o[1].([]any)
+	if !ok {
+		return fmt.Errorf("%s.timestamps: want an array, got %s", path, psiDescribe(o[1]))
+	}
+	b.Timestamps = make([]int64, len(ts))
+	for i, x := range ts {
+		t, ok := x.(int64)
+		if !ok {
+			return fmt.Errorf("%s.timestamps[%d]: want Unix seconds, got %s", path, i, psiDescribe(x))
+		}
+		if i > 0 && t <= b.Timestamps[i-1] {
+			return fmt.Errorf("%s.timestamps[%d]: %d does not follow %d", path, i, t, b.Timestamps[i-1])
+		}
+		b.Timestamps[i] = t
+	}
+	n := len(ts)
+
+	bo, err := psiExactObject(o[2], path+".bands", psiBandKeys[:]...)
+	if err != nil {
+		return err
+	}
+	for i, dst := range psiBandSlices(b) {
+		if *dst, err = readPSIValues(bo[i], path+".bands."+psiBandKeys[i], n); err != nil {
+			return err
+		}
+	}
+
+	top, ok := o[3].([]any)
+	if !ok {
+		return fmt.Errorf("%s.top: want an array, got %s", path, psiDescribe(o[3]))
+	}
+	b.Top = make([]harvest.PSITop, len(top))
+	for i, x := range top {
+		p := fmt.Sprintf("%s.top[%d]", path, i)
+		to, err := psiExactObject(x, p, "name", "peak", "values")
+		if err != nil {
+			return err
+		}
+		name, ok := to[0].(string)
+		if !ok {
+			return fmt.Errorf("%s.name: want a string, got %s", p, psiDescribe(to[0]))
+		}
+		peak, ok := psiNumber(to[1])
+		if !ok {
+			return fmt.Errorf("%s.peak: want a number, got %s", p, psiDescribe(to[1]))
+		}
+		values, err := readPSIValues(to[2], p+".values", n)
+		if err != nil {
+			return err
+		}
+		b.Top[i] = harvest.PSITop{Name: name, Peak: peak, Values: values}
+	}
+	return nil
+}
+
+// readPSIValues reads an array of n numbers or nulls.
+func readPSIValues(v any, path string, n int) ([]*float64, error) {
+	a, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an array, got %s", path, psiDescribe(v))
+	}
+	if len(a) != n {
+		return nil, fmt.Errorf("%s: %d values for %d timestamps", path, len(a), n)
+	}
+	out := make([]*float64, n)
+	for i, x := range a {
+		if x == nil {
+			continue
+		}
+		f, ok := psiNumber(x)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d]: want a number or null, got %s", path, i, psiDescribe(x))
+		}
+		out[i] = &f
+	}
+	return out, nil
+}
+
+// psiNumber is a decoded JSON number as a float (an integer literal too).
+func psiNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// psiExactObject returns the values of an object that has exactly keys, in
+// keys' order.
+func psiExactObject(v any, path string, keys ...string) ([]any, error) {
+	at := path
+	if at == "" {
+		at = "the document"
+	}
+	o, ok := v.(Object)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an object, got %s", at, psiDescribe(v))
+	}
+	for _, k := range o.Keys() {
+		if !slices.Contains(keys, k) {
+			return nil, fmt.Errorf("%s: unknown key %q (want %s)", at, k, strings.Join(keys, ", "))
+		}
+	}
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		x, ok := o.Get(k)
+		if !ok {
+			return nil, fmt.Errorf("%s: missing key %q", at, k)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// psiDescribe names a decoded value's JSON type for an error.
+func psiDescribe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case int64, Number:
+		return fmt.Sprintf("the integer %v", x)
+	case float64:
+		return "the number " + FormatFloat(x)
+	case []any:
+		return "an array"
+	case Object:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

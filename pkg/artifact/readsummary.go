@@ -1,0 +1,211 @@
+package artifact
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/percentile"
+)
+
+// StoredSummary is a server_summary.json read back into the typed Result it
+// was written from: the same type the harvest produces, so that a stored run
+// and a harvested one are two sources of one value.
+type StoredSummary struct {
+	Meta   ServerMetadata
+	Result *harvest.Result
+	// Blocks names the blocks the file holds (harvest block names); a block
+	// it lacks (a reference-runner artifact without oom_events, say) is
+	// all-null in Result and missing here.
+	Blocks map[string]bool
+}
+
+// ReadServerSummary parses server_summary.json as this project writes it and
+// as the reference runner wrote it (working_set.ateom is the worker block;
+// blocks may be missing). Counts must be integers and values finite numbers
+// or null; anything else is an error naming the key.
+func ReadServerSummary(data []byte) (*StoredSummary, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("server_summary.json: %w", err)
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("server_summary.json: not an object")
+	}
+	s := &StoredSummary{Result: harvest.EmptyResult(), Blocks: map[string]bool{}}
+	r := s.Result
+	if raw, ok := doc["metadata"]; ok {
+		var md struct {
+			TestName    string `json:"test_name"`
+			Tag         string `json:"tag"`
+			PromURL     string `json:"prom_url"`
+			Start       int64  `json:"start_ts"`
+			End         int64  `json:"end_ts"`
+			SteadyStart int64  `json:"steady_start_ts"`
+			SteadyEnd   int64  `json:"steady_end_ts"`
+			LagS        int64  `json:"atelet_lag_s"`
+		}
+		if err := json.Unmarshal(raw, &md); err != nil {
+			return nil, fmt.Errorf("server_summary.json metadata: %w", err)
+		}
+		s.Meta = ServerMetadata{TestName: md.TestName, Tag: md.Tag, PromURL: md.PromURL, Start: md.Start, End: md.End,
+			SteadyStart: md.SteadyStart, SteadyEnd: md.SteadyEnd, LagS: md.LagS}
+	}
+	read := func(block string, v any) (bool, error) {
+		raw, ok := doc[block]
+		if !ok || string(raw) == "null" {
+			return false, nil
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return false, fmt.Errorf("server_summary.json %s: %w", block, err)
+		}
+		s.Blocks[block] = true
+		return true, nil
+	}
+
+	var packing struct {
+		Summary    summaryJSON `json:"summary"`
+		Timeseries []struct {
+			Timestamp int64    `json:"timestamp"`
+			Busy      float64  `json:"busy_workers"`
+			Total     float64  `json:"total_workers"`
+			Ratio     *float64 `json:"packing_ratio"`
+		} `json:"timeseries"`
+	}
+	if ok, err := read(harvest.BlockPacking, &packing); err != nil {
+		return nil, err
+	} else if ok {
+		r.Packing.Summary = packing.Summary.summary()
+		for _, p := range packing.Timeseries {
+			r.Packing.Timeseries = append(r.Packing.Timeseries, harvest.PackingPoint{Timestamp: p.Timestamp, Busy: p.Busy, Total: p.Total, Ratio: p.Ratio})
+		}
+	}
+
+	for _, b := range []struct {
+		name, count string
+		dst         *harvest.PSI
+	}{{harvest.BlockNodePSI, "nodes", &r.NodePSI}, {harvest.BlockPodPSI, "pods", &r.PodPSI}} {
+		var psi map[string]json.RawMessage
+		if ok, err := read(b.name, &psi); err != nil {
+			return nil, err
+		} else if !ok {
+			continue
+		}
+		for _, res := range harvest.PSIResources {
+			var sj summaryJSON
+			if raw, ok := psi[res.Key+"_stall_pct"]; ok {
+				if err := json.Unmarshal(raw, &sj); err != nil {
+					return nil, fmt.Errorf("server_summary.json %s.%s_stall_pct: %w", b.name, res.Key, err)
+				}
+			}
+			b.dst.Resource(res.Key).Summary = sj.summary()
+		}
+		if raw, ok := psi[b.count]; ok {
+			if err := json.Unmarshal(raw, &b.dst.Count); err != nil {
+				return nil, fmt.Errorf("server_summary.json %s.%s: %w", b.name, b.count, err)
+			}
+		}
+	}
+
+	var snaps map[string]*json.Number
+	if ok, err := read(harvest.BlockSnapshots, &snaps); err != nil {
+		return nil, err
+	} else if ok {
+		for _, f := range r.Snapshots.Fields() {
+			n := snaps[f.Key]
+			if n == nil {
+				continue
+			}
+			if f.Key == "checkpoints_in_window" || f.Key == "checkpoints_cumulative" {
+				i, err := n.Int64()
+				if err != nil {
+					return nil, fmt.Errorf("server_summary.json snapshots.%s: %q is not an integer", f.Key, n.String())
+				}
+				r.Snapshots.Set(f.Key, nil, &i)
+				continue
+			}
+			v, err := finiteNumber(*n)
+			if err != nil {
+				return nil, fmt.Errorf("server_summary.json snapshots.%s: %w", f.Key, err)
+			}
+			r.Snapshots.Set(f.Key, &v, nil)
+		}
+	}
+
+	var actors struct {
+		Summary    summaryJSON `json:"summary"`
+		Atelets    *int        `json:"atelets"`
+		Timeseries []struct {
+			Timestamp     int64   `json:"timestamp"`
+			ActiveActors  float64 `json:"active_actors"`
+			ActiveAtelets int     `json:"active_atelets"`
+		} `json:"timeseries"`
+	}
+	if ok, err := read(harvest.BlockActiveActors, &actors); err != nil {
+		return nil, err
+	} else if ok {
+		r.ActiveActors.Summary, r.ActiveActors.Atelets = actors.Summary.summary(), actors.Atelets
+		for _, p := range actors.Timeseries {
+			r.ActiveActors.Timeseries = append(r.ActiveActors.Timeseries,
+				harvest.ActorsPoint{Timestamp: p.Timestamp, ActiveActors: p.ActiveActors, ActiveAtelets: p.ActiveAtelets})
+		}
+	}
+
+	var ws map[string]*struct {
+		Summary    summaryJSON `json:"summary"`
+		Count      *int        `json:"count"`
+		Timeseries []struct {
+			Timestamp int64   `json:"timestamp"`
+			TotalGB   float64 `json:"total_gb"`
+			MaxGB     float64 `json:"max_gb"`
+		} `json:"timeseries"`
+	}
+	if ok, err := read(harvest.BlockWorkingSet, &ws); err != nil {
+		return nil, err
+	} else if ok {
+		if _, ok := ws["worker"]; !ok {
+			ws["worker"] = ws["ateom"] // the reference runner's name of the worker block
+		}
+		for _, name := range harvest.WorkingSetBlocks {
+			src := ws[name]
+			if src == nil {
+				continue
+			}
+			dst := r.WorkingSet.Block(name)
+			dst.Summary, dst.Count = src.Summary.summary(), src.Count
+			for _, p := range src.Timeseries {
+				dst.Timeseries = append(dst.Timeseries, harvest.WSPoint{Timestamp: p.Timestamp, TotalGB: p.TotalGB, MaxGB: p.MaxGB})
+			}
+		}
+	}
+
+	var oom map[string]*int64
+	if ok, err := read(harvest.BlockOOM, &oom); err != nil {
+		return nil, err
+	} else if ok {
+		o := &r.OOM
+		for k, dst := range map[string]**int64{"node": &o.Node, "pod": &o.Pod, "worker_restarts": &o.WorkerRestarts,
+			"worker_oomkilled_pods": &o.WorkerOOMKilledPods, "evicted": &o.Evicted, "worker_pods_lost": &o.WorkerPodsLost} {
+			*dst = oom[k]
+		}
+	}
+	return s, nil
+}
+
+// summaryJSON is a percentile summary as written (min, p50, ..., avg).
+type summaryJSON struct {
+	Min, P50, P90, P95, P99, Max, Avg *float64
+}
+
+func (s summaryJSON) summary() percentile.Summary {
+	return percentile.Summary{Min: s.Min, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, Max: s.Max, Avg: s.Avg}
+}
+
+func finiteNumber(n json.Number) (float64, error) {
+	v, err := n.Float64()
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("%q is not a finite number", n.String())
+	}
+	return v, nil
+}

@@ -1,0 +1,527 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
+)
+
+const day = 86400
+
+// exportedRun runs `density export` on the env's simulated run against its
+// real Prometheus and returns the artifacts' directory.
+func exportedRun(t testing.TB, e *env) string {
+	t.Helper()
+	r, _ := promCache.Prometheus(t, e.name)
+	dir := t.TempDir()
+	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
+		b, err := os.ReadFile(filepath.Join(r.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := e.truth
+	var out bytes.Buffer
+	env := export.DefaultEnv(io.Discard, &out)
+	code := export.Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", e.prom.URL,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
+		"--test-name", tr.TestName, "--tag", tr.Tag, "--no-cluster-facts", "--no-wait"}, env)
+	if code != export.ExitOK {
+		t.Fatalf("export exit %d: %s", code, out.String())
+	}
+	return dir
+}
+
+// storeShifted puts the exported artifacts into the env's store as the run
+// of the same test k days later (a nightly run Prometheus never held): its
+// server_summary.json and stats.jsonl rows with every time moved by k days.
+// It returns the run's id and its stored server_summary measurements.
+func storeShifted(t testing.TB, e *env, exported string, k int64) (string, artifact.Object) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := artifact.ReadServerSummary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shift := k * day
+	md := s.Meta
+	md.Start, md.End, md.SteadyStart, md.SteadyEnd = md.Start+shift, md.End+shift, md.SteadyStart+shift, md.SteadyEnd+shift
+	md.Tag = "n" + strconv.FormatInt(k, 10)
+	r := s.Result
+	for i := range r.Packing.Timeseries {
+		r.Packing.Timeseries[i].Timestamp += shift
+	}
+	for i := range r.ActiveActors.Timeseries {
+		r.ActiveActors.Timeseries[i].Timestamp += shift
+	}
+	for _, name := range []string{"node", "worker", "atelet", "actor", "per_actor"} {
+		ws := r.WorkingSet.Block(name)
+		for i := range ws.Timeseries {
+			ws.Timeseries[i].Timestamp += shift
+		}
+	}
+	// Values differ between nights, so that a row taken from the wrong run
+	// shows.
+	if p := r.Snapshots.RestoreP99S; p != nil {
+		v := *p + float64(k)
+		r.Snapshots.RestoreP99S = &v
+	}
+	dir := filepath.Join(e.storeRoot, "runs", md.TestName, "run_date="+time.Unix(md.Start, 0).UTC().Format("2006-01-02"),
+		"run_ts="+strconv.FormatInt(md.Start, 10), "run_tag="+md.Tag)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	summary, err := artifact.ServerSummaryJSON(md, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := artifact.ServerSummaryRow(md, r)
+	line, err := row.MarshalLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{
+		runs.FileServerSummary: summary,
+		runs.FileStatsJSONL:    append(line, '\n'),
+		runs.FileStatus:        []byte(`{"locust_exit_code": 0, "stats_generated": true}`),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runs.StoreRunID(md.TestName, md.Start, md.Tag), row.Measurements
+}
+
+// noticeTexts are every notice of a response's frames.
+func noticeTexts(r backend.DataResponse) string {
+	var b strings.Builder
+	for _, f := range r.Frames {
+		if f.Meta == nil {
+			continue
+		}
+		for _, n := range f.Meta.Notices {
+			b.WriteString(n.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// A results store of ten nightly runs that `density export` wrote, none of
+// which Prometheus holds any more: `summary` over the range shows every
+// stored value of every run, key for key, without one Prometheus request;
+// per-node PSI panels of such a run are empty with the retention notice
+// while the stored PSI summary still shows.
+func TestStoredRunsOutliveRetention(t *testing.T) {
+	e := newEnv(t, "steady")
+	exported := exportedRun(t, e)
+	want := map[string]artifact.Object{}
+	for k := int64(1); k <= 10; k++ {
+		id, m := storeShifted(t, e, exported, k)
+		want[id] = m
+	}
+	proxy := newCountingProxy(t, e.prom.URL)
+	e.promURL = proxy.URL
+	e.jsonData["discoverRuns"] = false
+	tr := e.truth
+	e.now = time.Unix(tr.End+20*day, 0)
+	c := e.client(t)
+
+	resp := e.query(t, c, q("A", tr.Start+day-600, tr.Start+10*day+600, map[string]any{"queryType": "summary", "run": "range"}))["A"]
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	if n := proxy.n.Load(); n != 0 {
+		t.Errorf("summary of 10 stored runs sent %d Prometheus requests, want 0", n)
+	}
+	f := resp.Frames[0]
+	ids := field(t, f, "id")
+	if ids.Len() != 10 {
+		t.Fatalf("%d rows, want 10", ids.Len())
+	}
+	shown, total := 0, 0
+	for i := range ids.Len() {
+		id := ids.At(i).(string)
+		m, ok := want[id]
+		if !ok {
+			t.Fatalf("row %d: run %q is not one of the stored runs", i, id)
+		}
+		for _, kv := range m {
+			got, ok := field(t, f, kv.Key).ConcreteAt(i)
+			if !ok {
+				got = nil // ConcreteAt gives a zero with false for null
+			}
+			total++
+			if kv.Value == nil {
+				if got != nil {
+					t.Errorf("%s %s = %v, stored null", id, kv.Key, got)
+				}
+				continue
+			}
+			wantV, _ := strconv.ParseFloat(kv.Value.(string), 64)
+			if g, ok := got.(float64); !ok || g != wantV {
+				t.Errorf("%s %s = %v, stored %v", id, kv.Key, got, wantV)
+				continue
+			}
+			shown++
+		}
+	}
+	nonNull := 0
+	for _, m := range want {
+		for _, kv := range m {
+			if kv.Value != nil {
+				nonNull++
+			}
+		}
+	}
+	t.Logf("summary over 10 stored runs: %d of %d stored values shown (%d keys), %d Prometheus requests", shown, nonNull, total, proxy.n.Load())
+	if shown != nonNull {
+		t.Errorf("%d of %d stored values shown", shown, nonNull)
+	}
+
+	// A run stored with its psi_series.json: the PSI panel is the stored
+	// bands and top series, without a Prometheus request.
+	b, err := os.ReadFile(filepath.Join(exported, runs.FilePSISeries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := artifact.ReadPSISeries(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []*artifact.PSIScope{&ps.Node, &ps.Pod} {
+		for _, bs := range []*harvest.PSIBandSet{&sc.CPU, &sc.Mem, &sc.IO} {
+			for i := range bs.Timestamps {
+				bs.Timestamps[i] += 5 * day
+			}
+		}
+	}
+	if b, err = artifact.PSISeriesJSON(ps); err != nil {
+		t.Fatal(err)
+	}
+	id5 := runs.StoreRunID(tr.TestName, tr.Start+5*day, "n5")
+	if err := os.WriteFile(filepath.Join(e.storeRoot, "runs", tr.TestName, "run_date="+time.Unix(tr.Start+5*day, 0).UTC().Format("2006-01-02"),
+		"run_ts="+strconv.FormatInt(tr.Start+5*day, 10), "run_tag=n5", runs.FilePSISeries), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.uid += "-psi" // a new instance: the store listing is cached
+	c = e.client(t)
+	before := proxy.n.Load()
+	stored := e.query(t, c, q("C", tr.Start+5*day-600, tr.End+5*day+600, map[string]any{"queryType": "psi", "run": id5, "scope": "pod", "resource": "cpu"}))["C"]
+	if stored.Error != nil {
+		t.Fatal(stored.Error)
+	}
+	if n := proxy.n.Load() - before; n != 0 {
+		t.Errorf("PSI panel of a run stored with %s sent %d Prometheus requests", runs.FilePSISeries, n)
+	}
+	sf := stored.Frames[0]
+	for _, name := range bandFields {
+		fl := field(t, sf, name)
+		if fl.Len() == 0 {
+			t.Errorf("stored band %s is empty", name)
+		}
+	}
+	if v, ok := field(t, sf, "p99").ConcreteAt(0); !ok || ps.Pod.CPU.P99[0] == nil || v != *ps.Pod.CPU.P99[0] {
+		t.Errorf("stored p99[0] %v, file %v", v, ps.Pod.CPU.P99[0])
+	}
+	if !strings.Contains(noticeTexts(stored), runs.FilePSISeries) {
+		t.Errorf("notices do not name %s:\n%s", runs.FilePSISeries, noticeTexts(stored))
+	}
+
+	// A per-node PSI panel of one of them: the stored summary, no series,
+	// and the notices say where each part came from.
+	id := runs.StoreRunID(tr.TestName, tr.Start+3*day, "n3")
+	psi := e.query(t, c, q("B", tr.Start+3*day-600, tr.End+3*day+600, map[string]any{"queryType": "psi", "run": id, "scope": "node", "resource": "cpu"}))["B"]
+	if psi.Error != nil {
+		t.Fatal(psi.Error)
+	}
+	series, summary := psi.Frames[0], psi.Frames[1]
+	if len(series.Fields) > 1 {
+		t.Errorf("series frame of a run Prometheus no longer holds has %d fields", len(series.Fields))
+	}
+	p99, _ := field(t, summary, "p99").ConcreteAt(0)
+	if w := storedValue(want[id], "psi_cpu_stall_p99"); p99 != w {
+		t.Errorf("stored PSI p99 %v, want %v", p99, w)
+	}
+	notes := noticeTexts(psi)
+	t.Logf("notices of a stored run's PSI panel past retention:\n%s", notes)
+	for _, s := range []string{"source: results store", "Prometheus holds no samples for this run (past its retention?)"} {
+		if !strings.Contains(notes, s) {
+			t.Errorf("notices lack %q:\n%s", s, notes)
+		}
+	}
+}
+
+// A stored run whose server_summary.json is damaged is harvested instead,
+// with a notice saying so, and its numbers are the harvest's.
+func TestStoredRunCorruptSummaryFallsBack(t *testing.T) {
+	e := newEnv(t, "steady")
+	exported := exportedRun(t, e)
+	for _, f := range []string{runs.FileServerSummary, runs.FileStatsJSONL} {
+		b, err := os.ReadFile(filepath.Join(exported, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == runs.FileServerSummary {
+			b = b[:len(b)/2]
+		}
+		if err := os.WriteFile(filepath.Join(e.runDir(), f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proxy := newCountingProxy(t, e.prom.URL)
+	e.promURL = proxy.URL
+	tr := e.truth
+	resp := e.query(t, e.client(t), q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "snapshots", "run": e.runID}))["A"]
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	if proxy.n.Load() == 0 {
+		t.Error("no Prometheus request: the damaged file was not harvested around")
+	}
+	notes := noticeTexts(resp)
+	if !strings.Contains(notes, "server_summary.json could not be read") || !strings.Contains(notes, "harvested from Prometheus") {
+		t.Errorf("notices do not say the run was harvested instead:\n%s", notes)
+	}
+	h := e.expected(t)
+	got, _ := field(t, resp.Frames[0], "restore_p99_s").ConcreteAt(0)
+	if w := h.Snapshots.RestoreP99S; w == nil || got != *w {
+		t.Errorf("restore_p99_s %v, harvest %v", got, w)
+	}
+}
+
+// storedValue is a stored row's measurement as the number a frame holds
+// (nil for null).
+func storedValue(o artifact.Object, k string) any {
+	v, _ := o.Get(k)
+	if s, ok := v.(string); ok {
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	}
+	return v
+}
+
+// bandFields are the field names of a PSI panel's distribution bands.
+var bandFields = func() []string {
+	var out []string
+	for _, b := range bandQuantiles {
+		out = append(out, b.name)
+	}
+	return out
+}()
+
+// Above maxSeries a PSI panel gets Prometheus's bands across the series:
+// they equal a per-timestamp computation from every series at the same
+// resolution with PromQL's quantile rule; and the series follow the panel's
+// MaxDataPoints.
+func TestPSIBands(t *testing.T) {
+	e := newEnv(t, "steady")
+	e.jsonData["maxSeries"] = 1
+	e.jsonData["topSeries"] = 2
+	tr := e.truth
+	c := e.client(t)
+	from, to := tr.Start-600, tr.End+600
+	narrow := func(refID string, model map[string]any) backend.DataQuery {
+		qq := q(refID, from, to, model)
+		qq.MaxDataPoints = 100
+		return qq
+	}
+	resp := e.query(t, c,
+		narrow("A", map[string]any{"queryType": "psi", "run": e.runID, "scope": "pod", "resource": "cpu"}),
+		narrow("B", map[string]any{"queryType": "psi", "run": e.runID, "scope": "pod", "resource": "cpu", "series": "all"}))
+	bands, all := resp["A"], resp["B"]
+	if bands.Error != nil || all.Error != nil {
+		t.Fatal(bands.Error, all.Error)
+	}
+	bf, af := bands.Frames[0], all.Frames[0]
+	step := newPanelGrid(time.Unix(from, 0), time.Unix(to, 0), 10*time.Second, 100).step
+	if n := af.Rows(); n > int((tr.End-tr.Start)/step)+2 {
+		t.Errorf("%d points per series at MaxDataPoints 100 (step %d s)", n, step)
+	}
+	if len(af.Fields) < 3 {
+		t.Fatalf("series: all gave %d fields", len(af.Fields))
+	}
+	if !strings.Contains(noticeTexts(bands), "showing bands") {
+		t.Errorf("no notice says the panel shows bands:\n%s", noticeTexts(bands))
+	}
+	for _, name := range bandFields {
+		field(t, bf, name)
+	}
+	if top := len(bf.Fields) - 1 - len(bandFields); top != 2 {
+		t.Errorf("%d top series, want 2", top)
+	}
+	if bf.Rows() != af.Rows() {
+		t.Fatalf("bands have %d rows, series %d", bf.Rows(), af.Rows())
+	}
+	checked := 0
+	for i := range af.Rows() {
+		var vals []float64
+		for _, fl := range af.Fields[1:] {
+			if v, ok := fl.ConcreteAt(i); ok {
+				vals = append(vals, v.(float64))
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		slices.Sort(vals)
+		want := map[string]float64{"min": vals[0], "max": vals[len(vals)-1],
+			"p50": promQuantile(0.5, vals), "p90": promQuantile(0.9, vals), "p99": promQuantile(0.99, vals)}
+		for name, w := range want {
+			got, ok := field(t, bf, name).ConcreteAt(i)
+			if !ok || math.Abs(got.(float64)-w) > 1e-9*math.Max(1, math.Abs(w)) {
+				t.Fatalf("row %d %s = %v, want %v from %d series", i, name, got, w, len(vals))
+			}
+		}
+		checked++
+	}
+	t.Logf("bands equal the per-timestamp computation at %d timestamps (step %d s)", checked, step)
+	if checked == 0 {
+		t.Fatal("no timestamp compared")
+	}
+}
+
+// promQuantile is PromQL's quantile over sorted values: linear between the
+// ranks around φ·(n−1).
+func promQuantile(phi float64, sorted []float64) float64 {
+	rank := phi * float64(len(sorted)-1)
+	lo := math.Floor(rank)
+	hi := math.Min(lo+1, float64(len(sorted)-1))
+	w := rank - lo
+	return sorted[int(lo)]*(1-w) + sorted[int(hi)]*w
+}
+
+// BenchmarkStoredTrend is the Runs over time summary panel over 30 stored
+// nightly runs: cold (a new datasource instance each time) and cached, with
+// the Prometheus requests per load.
+func BenchmarkStoredTrend(b *testing.B) {
+	e := newEnv(b, "steady")
+	exported := exportedRun(b, e)
+	for k := int64(1); k <= 30; k++ {
+		storeShifted(b, e, exported, k)
+	}
+	proxy := newCountingProxy(b, e.prom.URL)
+	e.promURL = proxy.URL
+	e.jsonData["discoverRuns"] = false
+	tr := e.truth
+	e.now = time.Unix(tr.End+40*day, 0)
+	qs := q("A", tr.Start+day-600, tr.Start+30*day+600, map[string]any{"queryType": "summary", "run": "range"})
+	for _, mode := range []string{"cold", "cached"} {
+		b.Run(mode, func(b *testing.B) {
+			base := e.uid
+			i := 0
+			for b.Loop() {
+				if mode == "cold" {
+					i++
+					e.uid = base + "-cold-" + strconv.Itoa(i)
+				}
+				resp := e.query(b, e.client(b), qs)["A"]
+				if resp.Error != nil || resp.Frames[0].Rows() != 30 {
+					b.Fatalf("%v, %d rows", resp.Error, resp.Frames[0].Rows())
+				}
+			}
+			e.uid = base
+			b.ReportMetric(float64(proxy.n.Load())/float64(b.N), "prom-requests/op")
+		})
+	}
+}
+
+// The reference runner's artifacts: working_set.ateom is the worker block,
+// a missing oom_events block is harvested (Prometheus still has the run),
+// and a nested trial_summary maps ap_ratio_* to actors_per_pod_*.
+func TestReferenceRunnerArtifacts(t *testing.T) {
+	e := newEnv(t, "steady")
+	exported := exportedRun(t, e)
+	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := artifact.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref artifact.Object
+	var worker any
+	for _, f := range doc.(artifact.Object) {
+		switch f.Key {
+		case "oom_events":
+			continue
+		case "working_set":
+			var ws artifact.Object
+			for _, g := range f.Value.(artifact.Object) {
+				if g.Key == "worker" {
+					g.Key, worker = "ateom", g.Value
+				}
+				ws = append(ws, g)
+			}
+			f.Value = ws
+		}
+		ref = append(ref, f)
+	}
+	rb, err := artifact.MarshalIndent(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := e.truth
+	trial := `{"timestamp": "` + artifact.DataTimestamp(tr.Start) + `", "tag": "` + tr.Tag + `", "test_name": "` + tr.TestName +
+		`", "metric": "trial_summary", "measurements": {"raw_configuration": {"node_count": 3, "machine_type": "n2-standard-8"}, "frontiers": {"ap_ratio_p50": 2.5, "ap_ratio_p99": 4.0}}}` + "\n"
+	for name, content := range map[string][]byte{runs.FileServerSummary: rb, runs.FileStatsJSONL: []byte(trial)} {
+		if err := os.WriteFile(filepath.Join(e.runDir(), name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.client(t)
+	resp := e.query(t, c,
+		q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "workingSet", "run": e.runID, "block": "worker"}),
+		q("B", tr.Start-600, tr.End+600, map[string]any{"queryType": "oomEvents", "run": e.runID}),
+		q("C", tr.Start-600, tr.End+600, map[string]any{"queryType": "frontier", "run": e.runID}))
+	for _, r := range resp {
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	wantP99 := func() any {
+		for _, f := range worker.(artifact.Object) {
+			if f.Key == "summary" {
+				v, _ := f.Value.(artifact.Object).Get("p99")
+				return v
+			}
+		}
+		return nil
+	}()
+	if got, _ := field(t, resp["A"].Frames[1], "p99").ConcreteAt(0); got != wantP99 {
+		t.Errorf("worker p99 %v, stored ateom p99 %v", got, wantP99)
+	}
+	h := e.expected(t)
+	if got, ok := field(t, resp["B"].Frames[0], "node").ConcreteAt(0); !ok || h.OOM.Node == nil || got != *h.OOM.Node {
+		t.Errorf("oom node %v, harvest %v", got, h.OOM.Node)
+	}
+	if !strings.Contains(noticeTexts(resp["A"]), "source: results store") || strings.Contains(noticeTexts(resp["B"]), "source: results store") {
+		t.Errorf("sources:\nworkingSet %s\noomEvents %s", noticeTexts(resp["A"]), noticeTexts(resp["B"]))
+	}
+	f := resp["C"].Frames[0]
+	if got, _ := field(t, f, "actors_per_pod_p50").ConcreteAt(0); got != 2.5 {
+		t.Errorf("actors_per_pod_p50 %v, want 2.5 from ap_ratio_p50", got)
+	}
+}
