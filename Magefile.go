@@ -5,6 +5,7 @@
 //
 //	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
 //	mage testAll       every check CI runs (the README's test command)
+//	mage gallery       the editors drawn in headless Chromium, with screenshots
 //	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
 //	mage export DIR    density export of a run directory (flags as env vars)
 //	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
@@ -37,9 +38,10 @@ var Default = build.Build.Linux
 
 // TestAll runs every check: Go vet and format, the Go tests with the race
 // detector (pkg, cmd and internal), a short pass of every fuzz target, the
-// frontend type check, lint, tests and build, and the linux backend build.
+// frontend type check, lint, tests and build, the editors in headless
+// Chromium, and the linux backend build.
 func TestAll() error {
-	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, build.Build.Linux)
+	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, Gallery, build.Build.Linux)
 	return nil
 }
 
@@ -95,6 +97,26 @@ func Frontend() error {
 		}
 	}
 	return nil
+}
+
+// galleryDir is where `npm run build:gallery` writes the editor gallery
+// (webpack.config.ts); never dist/.
+const galleryDir = ".gallery-dist"
+
+// Gallery builds the editor gallery (src/gallery) and drives it in headless
+// Chromium (internal/gallerytest): every editor state in the light and dark
+// theme, checked for layout, console errors, secrets in the DOM and Tab
+// order, with a screenshot of each in .gallery-dist/screenshots/.
+func Gallery() error {
+	if err := sh.RunV("npm", "run", "build:gallery"); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(galleryDir)
+	if err != nil {
+		return err
+	}
+	return sh.RunWithV(map[string]string{"GALLERY_DIR": dir},
+		"go", "test", "-count=1", "-timeout", "10m", "-run", "^TestGallery$", "./internal/gallerytest/")
 }
 
 // Demo generates the built-in demo run into ./demo-run, loads it into a

@@ -1,4 +1,5 @@
 import React, { ChangeEvent, useState } from 'react';
+import { css } from '@emotion/css';
 import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana/data';
 import { Auth, AuthMethod, ConfigSection, ConfigSubSection, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import {
@@ -449,7 +450,7 @@ function PrometheusAuth({ options, onOptionsChange }: Props) {
     >
       <SecretInput
         id="density-bearerToken"
-        width={40}
+        width={36}
         isConfigured={Boolean(secureFields.bearerToken)}
         value={secureData.bearerToken ?? ''}
         placeholder="Token"
@@ -468,19 +469,31 @@ function PrometheusAuth({ options, onOptionsChange }: Props) {
   );
 
   return (
-    <Auth
-      {...legacy}
-      selectedMethod={selectedMethod}
-      onAuthMethodSelect={onAuthMethodSelect}
-      visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
-      customMethods={[
-        {
-          id: BEARER_METHOD,
-          label: 'Bearer token',
-          description: 'Send a static token in the Authorization header',
-          component: bearer,
-        },
-      ]}
-    />
+    <div className={authStyles}>
+      <Auth
+        {...legacy}
+        selectedMethod={selectedMethod}
+        onAuthMethodSelect={onAuthMethodSelect}
+        visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
+        customMethods={[
+          {
+            id: BEARER_METHOD,
+            label: 'Bearer token',
+            description: 'Send a static token in the Authorization header',
+            component: bearer,
+          },
+        ]}
+      />
+    </div>
   );
 }
+
+/**
+ * plugin-ui's custom header gives its value input min-width: 100%, so the
+ * Reset button of a configured value is pushed out of its field and drawn
+ * over the remove-header button. Letting that input shrink keeps Reset in
+ * the field. (Found in Chromium by internal/gallerytest; jsdom has no layout.)
+ */
+const authStyles = css({
+  'div:has(> div > input[id^="custom-header-"][id$="-value-input"])': { minWidth: 0, flexGrow: 1 },
+});
