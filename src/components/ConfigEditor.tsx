@@ -25,7 +25,9 @@ type NumberKey =
   | 'timeoutSeconds'
   | 'maxConcurrentQueries'
   | 'liveFactsMaxAgeSeconds'
-  | 'cacheEntries';
+  | 'cacheEntries'
+  | 'maxSeries'
+  | 'topSeries';
 type TextKey =
   | 'resultsStore'
   | 'userCountQuery'
@@ -208,6 +210,19 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'A local path, file://, gs://bucket/prefix, s3://bucket/prefix or azblob://container/prefix. Leave empty to use Prometheus discovery only.',
           'gs://bucket/prefix (optional)'
         )}
+        <InlineField
+          label="Prefer stored"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-preferStored"
+          tooltip="Read a stored run's numbers from its artifacts (server_summary.json, stats.jsonl, psi_series.json) with no Prometheus request. Off forces the harvest, e.g. to check an artifact."
+        >
+          <InlineSwitch
+            id="density-preferStored"
+            value={jsonData.preferStored ?? DEFAULTS.preferStored}
+            onChange={(e: React.FormEvent<HTMLInputElement>) => setJson('preferStored', e.currentTarget.checked)}
+            disabled={options.readOnly}
+          />
+        </InlineField>
         <ConfigSubSection
           title="Run discovery from Prometheus"
           description="A run is an interval in which the user-count series is above 0; runs are split where it stays at 0 or absent for longer than the gap."
@@ -367,6 +382,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'Harvested blocks of finished runs kept in memory (LRU).',
           String(DEFAULTS.cacheEntries)
         )}
+        {numberField(
+          'maxSeries',
+          'Max series',
+          'Per-node or per-pod series a PSI panel shows; above this it shows bands across the series (min, p50, p90, p99, max) and the top series.',
+          String(DEFAULTS.maxSeries)
+        )}
+        {numberField(
+          'topSeries',
+          'Top series',
+          'Series with the highest peak shown with the bands.',
+          String(DEFAULTS.topSeries)
+        )}
         <InlineField
           label="Max response (MiB)"
           labelWidth={LABEL_WIDTH}
@@ -402,6 +429,8 @@ const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'timeoutSeconds',
   'maxConcurrentQueries',
   'cacheEntries',
+  'maxSeries',
+  'topSeries',
   'maxResponseBytes',
 ];
 
