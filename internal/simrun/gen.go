@@ -728,7 +728,7 @@ func (g *gen) histPoints(n int, os []obs, bounds []float64) ([]histPoint, []bool
 func (g *gen) actorGauges() {
 	w := g.w
 	noise := func(n int, real int64) float64 {
-		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64()
+		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64() //nolint:gosec // G404: deterministic by design
 	}
 	for _, fam := range []string{FamSampledActors, FamActorWorkSet} {
 		g.o.family(fam, "gauge")

@@ -119,7 +119,7 @@ func Generate(s Scenario, dir string) (*Truth, error) {
 	g := &gen{w: w, o: &omWriter{w: bw, record: !s.Lean}, truth: t, lean: s.Lean, events: map[int][]event{}}
 	g.run()
 	if err := bw.Flush(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

@@ -70,7 +70,7 @@ func writeLocust(w *world, dir string, t *Truth) error {
 		}
 		head = append(head, "Total Request Count", "Total Failure Count", "Total Median Response Time",
 			"Total Average Response Time", "Total Min Response Time", "Total Max Response Time", "Total Average Content Size")
-		hist.Write(head)
+		_ = hist.Write(head) // csv.Writer keeps the first error for Flush
 	}
 	pctRow := func(median, sig float64, n int64) []string {
 		out := make([]string, len(pctCols))
@@ -130,7 +130,7 @@ func writeLocust(w *world, dir string, t *Truth) error {
 			}
 			rows = append(rows, histRow(ts, u, "", "Aggregated", secReq, secFail, ag, 30, pctRow(30, 1.6, ag.req)))
 			for _, row := range rows {
-				hist.Write(row)
+				_ = hist.Write(row)
 			}
 		}
 		prevUsers = u

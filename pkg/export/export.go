@@ -366,10 +366,10 @@ func writePSISeries(env Env, out *Outcome, res *harvest.Result) bool {
 	doc := artifact.NewPSISeries(res, out.Run.Start, out.Run.End)
 	data, err := artifact.PSISeriesJSON(doc)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", artifact.FilePSISeries, err)
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FilePSISeries, err)
 		return false
 	}
-	out.PSISeries = filepath.Join(out.Dir, artifact.FilePSISeries)
+	out.PSISeries = filepath.Join(out.Dir, runs.FilePSISeries)
 	if err := artifact.WriteFileAtomic(out.PSISeries, data, 0o644); err != nil {
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
 		return false
