@@ -265,7 +265,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileServerSummary, err)
 		return out, ExitWrite
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	if err := os.MkdirAll(outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
 		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
 		return out, ExitWrite
 	}
