@@ -8,6 +8,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -24,8 +25,12 @@ type stored struct {
 	summary *artifact.StoredSummary
 	// psi is the run's psi_series.json (bands and top series of every PSI
 	// panel); nil when the store has none.
-	psi      *artifact.PSISeries
-	trial    *artifact.Row
+	psi   *artifact.PSISeries
+	trial *artifact.Row
+	// phases are the phase family rows of stats.jsonl (phase-breakdown.md):
+	// the last run of consecutive phase rows, so that a later export's set
+	// replaces an earlier one appended to the same file.
+	phases   []artifact.Row
 	problems []string
 }
 
@@ -75,9 +80,20 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 		if err != nil {
 			s.problems = append(s.problems, err.Error())
 		} else {
+			inSet := false
 			_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
 				if l.Row != nil && l.Row.Metric == artifact.MetricTrialSummary {
 					s.trial = l.Row // the last row wins
+				}
+				isPhase := l.Row != nil && phases.IsFamilyMetric(l.Row.Metric)
+				if isPhase && !inSet {
+					s.phases = nil // a new set: the last one wins
+				}
+				if isPhase {
+					s.phases = append(s.phases, *l.Row)
+				}
+				if l.Row != nil {
+					inSet = isPhase // blank or broken lines do not end a set
 				}
 				return nil
 			})
