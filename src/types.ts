@@ -19,6 +19,7 @@ export const QUERY_TYPES = [
   'runs',
   'tests',
   'annotations',
+  'phases',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -31,6 +32,12 @@ export type Resource = (typeof RESOURCES)[number];
 /** psi: how many series a panel shows: bands above maxSeries (auto), always bands, or every series. */
 export const SERIES_MODES = ['auto', 'bands', 'all'] as const;
 export type SeriesMode = (typeof SERIES_MODES)[number];
+
+/** phases: the op and layer filters ('' is all). */
+export const PHASE_OPS = ['', 'restore', 'checkpoint'] as const;
+export type PhaseOp = (typeof PHASE_OPS)[number];
+export const PHASE_LAYERS = ['', 'atelet', 'ateom'] as const;
+export type PhaseLayer = (typeof PHASE_LAYERS)[number];
 
 export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
 export type Block = (typeof BLOCKS)[number];
@@ -52,6 +59,10 @@ export interface DensityQuery extends DataQuery {
   series?: SeriesMode;
   /** workingSet only. */
   block?: Block;
+  /** phases only: restore or checkpoint; absent is both. */
+  op?: Exclude<PhaseOp, ''>;
+  /** phases only: atelet or ateom; absent is both. */
+  layer?: Exclude<PhaseLayer, ''>;
   /** Filter for runs, frontier, summary and annotations. */
   testName?: string;
   /** Filter for runs, frontier, summary and annotations. */

@@ -84,6 +84,7 @@ describe('QueryEditor renders', () => {
     ['runs', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
     ['tests', [], ['Run', 'Scope', 'Block', 'Test name']],
     ['annotations', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
+    ['phases', ['Run', 'Op', 'Layer'], ['Scope', 'Block', 'Test name']],
   ];
   it.each(perType)('%s shows %j', async (queryType, shown, hidden) => {
     await setup({ queryType, run: 'range' });
@@ -150,10 +151,24 @@ describe('QueryEditor emits queries', () => {
     [{ queryType: 'workingSet', block: 'node' }, 'Per actor', { block: 'per_actor' }],
     [{ queryType: 'workingSet', block: 'node' }, 'Atelet', { block: 'atelet' }],
     [{ queryType: 'workingSet', block: 'node' }, 'Worker', { block: 'worker' }],
+    [{ queryType: 'phases' }, 'Restore', { op: 'restore' }],
+    [{ queryType: 'phases' }, 'ateom', { layer: 'ateom' }],
   ])('%j: clicking %s sets %j and runs', async (query, label, want) => {
     const { onChange, onRunQuery } = await setup({ run: 'range', ...query });
     await userEvent.click(screen.getByLabelText(label));
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', run: 'range', ...query, ...want });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('phases: Both drops the op filter and runs', async () => {
+    const { onChange, onRunQuery } = await setup({
+      run: 'range',
+      queryType: 'phases',
+      op: 'checkpoint',
+      layer: 'atelet',
+    });
+    await userEvent.click(screen.getByLabelText('Both'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', run: 'range', queryType: 'phases', layer: 'atelet' });
     expect(onRunQuery).toHaveBeenCalledTimes(1);
   });
 

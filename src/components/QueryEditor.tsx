@@ -17,6 +17,10 @@ import {
   BLOCKS,
   DensityOptions,
   DensityQuery,
+  PHASE_LAYERS,
+  PHASE_OPS,
+  PhaseLayer,
+  PhaseOp,
   QUERY_TYPE_DEFAULTS,
   QUERY_TYPES,
   QueryType,
@@ -67,6 +71,10 @@ export const QUERY_TYPE_INFO: Record<QueryType, { label: string; description: st
   runs: { label: 'Runs', description: 'Catalogued runs with windows, peak users and exit code, newest first' },
   tests: { label: 'Tests', description: 'Test names known to the catalogs (one column)' },
   annotations: { label: 'Annotations', description: 'Run and steady-window regions, as a table' },
+  phases: {
+    label: 'Suspend/resume phases',
+    description: 'p50/p90/p95/max ms per checkpoint and restore phase, from the stored run (density export)',
+  },
 };
 
 const QUERY_TYPE_OPTIONS: Array<ComboboxOption<QueryType>> = QUERY_TYPES.map((t) => ({
@@ -87,6 +95,14 @@ const BLOCK_LABELS: Record<Block, string> = {
   actor: 'Actor',
   per_actor: 'Per actor',
 };
+const PHASE_OP_OPTIONS = PHASE_OPS.map((v: PhaseOp) => ({
+  value: v,
+  label: v === '' ? 'Both' : v === 'restore' ? 'Restore' : 'Checkpoint',
+}));
+const PHASE_LAYER_OPTIONS = PHASE_LAYERS.map((v: PhaseLayer) => ({
+  value: v,
+  label: v === '' ? 'Both layers' : v === 'atelet' ? 'atelet' : 'ateom',
+}));
 const BLOCK_OPTIONS = BLOCKS.map((b) => ({ value: b, label: BLOCK_LABELS[b] }));
 
 /** The types that take a test-name/tag filter. */
@@ -95,12 +111,13 @@ const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations
 const TYPE_KEYS: Partial<Record<QueryType, Array<keyof DensityQuery>>> = {
   psi: ['scope', 'resource', 'series'],
   workingSet: ['block'],
+  phases: ['op', 'layer'],
   runs: ['testName', 'tag'],
   frontier: ['testName', 'tag'],
   summary: ['testName', 'tag'],
   annotations: ['testName', 'tag'],
 };
-const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'series', 'block', 'testName', 'tag'];
+const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'series', 'block', 'op', 'layer', 'testName', 'tag'];
 const SERIES_OPTIONS = [
   { value: 'auto' as SeriesMode, label: 'Auto', description: 'Bands across the series above the datasource\'s maxSeries' },
   { value: 'bands' as SeriesMode, label: 'Bands', description: 'min, p50, p90, p99, max across the series and the top series' },
@@ -222,6 +239,43 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
               options={BLOCK_OPTIONS}
               value={query.block ?? 'node'}
               onChange={(block) => change({ ...query, block })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType === 'phases' && (
+        <InlineFieldRow>
+          <InlineField label="Op" labelWidth={LABEL_WIDTH}>
+            <RadioButtonGroup<PhaseOp>
+              aria-label="Op"
+              options={PHASE_OP_OPTIONS}
+              value={query.op ?? ''}
+              onChange={(v) => {
+                const next: DensityQuery = { ...query };
+                if (v === '') {
+                  delete next.op;
+                } else {
+                  next.op = v;
+                }
+                change(next);
+              }}
+            />
+          </InlineField>
+          <InlineField label="Layer" labelWidth={LABEL_WIDTH}>
+            <RadioButtonGroup<PhaseLayer>
+              aria-label="Layer"
+              options={PHASE_LAYER_OPTIONS}
+              value={query.layer ?? ''}
+              onChange={(v) => {
+                const next: DensityQuery = { ...query };
+                if (v === '') {
+                  delete next.layer;
+                } else {
+                  next.layer = v;
+                }
+                change(next);
+              }}
             />
           </InlineField>
         </InlineFieldRow>
