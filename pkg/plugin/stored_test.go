@@ -15,7 +15,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
@@ -30,15 +29,7 @@ func exportedRun(t testing.TB, e *env) string {
 	t.Helper()
 	r, _ := promCache.Prometheus(t, e.name)
 	dir := t.TempDir()
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyLocustFiles(t, r.Dir, dir)
 	tr := e.truth
 	var out bytes.Buffer
 	env := export.DefaultEnv(io.Discard, &out)
