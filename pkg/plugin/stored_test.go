@@ -516,3 +516,44 @@ func TestReferenceRunnerArtifacts(t *testing.T) {
 		t.Errorf("actors_per_pod_p50 %v, want 2.5 from ap_ratio_p50", got)
 	}
 }
+
+// One dashboard load of a finished run by where its numbers come from: a
+// run harvested from Prometheus, one stored with server_summary.json and
+// stats.jsonl (PSI series from Prometheus), and one stored with
+// psi_series.json too (nothing from Prometheus), cold and cached.
+func TestDashboardLoadBySource(t *testing.T) {
+	base := newEnv(t, "steady")
+	exported := exportedRun(t, base)
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"harvested", nil},
+		{"stored without psi_series.json", []string{runs.FileServerSummary, runs.FileStatsJSONL}},
+		{"stored", []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries}},
+	} {
+		e := newEnv(t, "steady")
+		for _, f := range c.files {
+			b, err := os.ReadFile(filepath.Join(exported, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(e.runDir(), f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		proxy := newCountingProxy(t, e.prom.URL)
+		e.promURL = proxy.URL
+		e.jsonData["discoverRuns"] = false
+		cold := loadDashboard(t, e)
+		n := proxy.n.Load()
+		cached := loadDashboard(t, e)
+		t.Logf("%-32s cold %4d Prometheus requests %8v, cached %d requests %8v", c.name, n, cold.Round(time.Millisecond), proxy.n.Load()-n, cached.Round(time.Millisecond))
+		if c.name == "stored" && n != 0 {
+			t.Errorf("a run stored with all its artifacts sent %d Prometheus requests", n)
+		}
+		if c.name != "stored" && n == 0 {
+			t.Errorf("%s: no Prometheus request", c.name)
+		}
+	}
+}
