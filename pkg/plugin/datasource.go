@@ -236,6 +236,7 @@ func (d *Datasource) newMux() *datasource.QueryTypeMux {
 		QueryGates:        d.handleGates,
 		QueryCompare:      d.handleCompare,
 		QueryChangePoints: d.handleChangePoints,
+		QueryLadder:       d.handleLadder,
 	}
 	for _, name := range QueryTypes {
 		m.Handle(name, d.adapt(handlers[name]))

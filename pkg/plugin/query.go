@@ -32,6 +32,7 @@ const (
 	QueryGates        = "gates"
 	QueryCompare      = "compare"
 	QueryChangePoints = "changePoints"
+	QueryLadder       = "ladder"
 )
 
 // QueryTypes lists every query type the mux serves.
@@ -39,6 +40,7 @@ var QueryTypes = []string{
 	QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
 	QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
 	QueryGates, QueryCompare, QueryChangePoints,
+	QueryLadder,
 }
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -24,8 +25,10 @@ type stored struct {
 	summary *artifact.StoredSummary
 	// psi is the run's psi_series.json (bands and top series of every PSI
 	// panel); nil when the store has none.
-	psi      *artifact.PSISeries
-	trial    *artifact.Row
+	psi   *artifact.PSISeries
+	trial *artifact.Row
+	// ladder is the last set of ladder_step_* and ladder_summary rows.
+	ladder   []artifact.Row
 	problems []string
 }
 
@@ -75,15 +78,31 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 		if err != nil {
 			s.problems = append(s.problems, err.Error())
 		} else {
+			inLadder := false
 			_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
 				if l.Row != nil && l.Row.Metric == artifact.MetricTrialSummary {
 					s.trial = l.Row // the last row wins
 				}
+				inLadder = keepLadderRow(&s.ladder, l.Row, inLadder)
 				return nil
 			})
 		}
 	}
 	return s
+}
+
+// keepLadderRow adds a ladder row to set, starting a new set (the last
+// one wins) at a ladder row after other rows or after a summary; it
+// returns whether the set is still open.
+func keepLadderRow(set *[]artifact.Row, r *artifact.Row, open bool) bool {
+	if r == nil || !ladder.IsLadderMetric(r.Metric) {
+		return false
+	}
+	if !open || (len(*set) > 0 && (*set)[len(*set)-1].Metric == ladder.MetricSummary) {
+		*set = nil
+	}
+	*set = append(*set, *r)
+	return true
 }
 
 // storedBlock is a block of a stored run read from its server_summary.json,
