@@ -106,7 +106,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 		RunDir: dir, ActorsPerUser: 1, PrometheusURL: "http://prometheus.benchmarking.svc.cluster.local:9090",
 		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
 		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
-		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet", Report: true,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -122,7 +122,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test-name", "users", "u", "actors-per-user",
 	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
 	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
-	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before"}
+	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before", "report"}
 
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
@@ -156,7 +156,7 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
-		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--metadata": `{"a": 1}`, "--report": "false", "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}
@@ -335,8 +335,8 @@ func TestCoverageOutDirAndUntouchedRunDir(t *testing.T) {
 	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
 		t.Errorf("the run directory changed with --out elsewhere")
 	}
-	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,server_summary.json,stats.jsonl" {
-		t.Errorf("--out holds %v, want psi_series.json, server_summary.json and stats.jsonl only (no temporary files)", got)
+	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,report.html,server_summary.json,stats.jsonl" {
+		t.Errorf("--out holds %v, want psi_series.json, report.html, server_summary.json and stats.jsonl only (no temporary files)", got)
 	}
 	rows := readRows(t, filepath.Join(out, "stats.jsonl"))
 	if len(rows) != 2 || rows[0]["metric"] != "server_summary" || rows[1]["metric"] != "trial_summary" {

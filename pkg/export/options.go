@@ -51,9 +51,11 @@ type Options struct {
 	AteletContainer string
 
 	Metadata string
-	Replace  bool
-	Verbose  bool
-	Before   bool
+	// Report writes report.html next to server_summary.json.
+	Report  bool
+	Replace bool
+	Verbose bool
+	Before  bool
 	// NoWait skips the lag wait (tests and re-harvests of old runs never
 	// wait anyway: the wait is until end+lag, which has passed).
 	NoWait bool
@@ -115,6 +117,7 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
 	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
+	fs.BoolVar(&o.Report, "report", true, "write report.html next to server_summary.json (--no-report or REPORT=false skips it)")
 	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
@@ -131,8 +134,11 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	fs := flagSet(&o, io.Discard)
 	rewritten := make([]string, 0, len(args))
 	for _, a := range args {
-		if a == "--no-cluster-facts" || a == "-no-cluster-facts" {
+		switch a {
+		case "--no-cluster-facts", "-no-cluster-facts":
 			a = "--cluster-facts=false"
+		case "--no-report", "-no-report":
+			a = "--report=false"
 		}
 		rewritten = append(rewritten, a)
 	}
