@@ -23,6 +23,7 @@ Usage:
 
 Commands:
   export    harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl
+  report    write report.html from a run's stored artifacts
   version   print the version and exit
   help      show this help
 
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "export":
 		return runExport(ctx, args[1:], stdout, stderr)
+	case "report":
+		return runReport(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

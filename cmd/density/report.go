@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/frontier"
+	"github.com/substrate/density/pkg/report"
+	"github.com/substrate/density/pkg/runs"
+)
+
+const reportUsage = `Usage: density report --run-dir DIR [--baseline DIR] [--out DIR]
+       density report --store URL --run ID [--baseline DIR | --baseline-run ID] [--out DIR]
+
+Writes report.html from a run's stored artifacts (server_summary.json,
+psi_series.json, the trial_summary row of stats.jsonl). Exit codes: 0 ok,
+1 the report could not be made or written, 2 usage error.
+
+Flags:
+`
+
+// reportFlags are `density report`'s inputs.
+type reportFlags struct {
+	runDir, store, runID, baseline, baselineRun, out string
+}
+
+func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
+	var f reportFlags
+	fs := flag.NewFlagSet("density report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.runDir, "run-dir", "", "run directory holding server_summary.json (and psi_series.json, stats.jsonl)")
+	fs.StringVar(&f.store, "store", "", "results store URL (file://, gs://, s3://, azblob://), with --run")
+	fs.StringVar(&f.runID, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
+	fs.StringVar(&f.baseline, "baseline", "", "a baseline run directory: adds a compare column to every figure")
+	fs.StringVar(&f.baselineRun, "baseline-run", "", "a baseline run id in the same results store (with --store)")
+	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, reportUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
+		return f, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return f, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+	case (f.runDir == "") == (f.store == ""):
+		return f, errors.New("give one of --run-dir or --store")
+	case f.store != "" && f.runID == "":
+		return f, errors.New("--store needs --run")
+	case f.store == "" && f.runID != "":
+		return f, errors.New("--run needs --store")
+	case f.baselineRun != "" && f.store == "":
+		return f, errors.New("--baseline-run needs --store")
+	case f.baseline != "" && f.baselineRun != "":
+		return f, errors.New("give one of --baseline or --baseline-run")
+	}
+	return f, nil
+}
+
+// opener reads one artifact of a run by file name.
+type opener func(ctx context.Context, name string) (io.ReadCloser, error)
+
+func dirOpener(dir string) opener {
+	return func(_ context.Context, name string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join(dir, name))
+	}
+}
+
+func readAll(ctx context.Context, open opener, name string) ([]byte, error) {
+	r, err := open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// loadRun reads a stored run: server_summary.json (required) and the
+// trial_summary row of the same run from stats.jsonl (optional; a missing
+// or unreadable file is a notice).
+func loadRun(ctx context.Context, open opener) (report.Run, []string, error) {
+	data, err := readAll(ctx, open, runs.FileServerSummary)
+	if err != nil {
+		return report.Run{}, nil, fmt.Errorf("reading %s: %w", runs.FileServerSummary, err)
+	}
+	s, err := artifact.ReadServerSummary(data)
+	if err != nil {
+		return report.Run{}, nil, err
+	}
+	run := report.Run{Meta: s.Meta, Result: s.Result}
+	var notices []string
+	rows, err := readAll(ctx, open, runs.FileStatsJSONL)
+	if err != nil {
+		return run, append(notices, fmt.Sprintf("%s unreadable, no frontiers: %v", runs.FileStatsJSONL, err)), nil
+	}
+	ts := artifact.DataTimestamp(s.Meta.Start)
+	err = artifact.ScanRows(bytes.NewReader(rows), func(l artifact.Line) error {
+		r := l.Row
+		if r == nil || r.Metric != artifact.MetricTrialSummary || r.Timestamp != ts || r.Tag != s.Meta.Tag || r.TestName != s.Meta.TestName {
+			return nil
+		}
+		m := make(frontier.Measurements, 0, len(r.Measurements))
+		for _, f := range r.Measurements {
+			var v *string
+			if sv, ok := f.Value.(string); ok {
+				v = &sv
+			}
+			m = append(m, frontier.Measurement{Key: f.Key, Value: v})
+		}
+		run.Trial = m // the last row of the run wins, as with --replace
+		return nil
+	})
+	if err != nil {
+		notices = append(notices, fmt.Sprintf("%s unreadable, no frontiers: %v", runs.FileStatsJSONL, err))
+	}
+	return run, notices, nil
+}
+
+// loadPSI reads psi_series.json; without it the report shows the PSI
+// summaries with a notice.
+func loadPSI(ctx context.Context, open opener) (*artifact.PSISeries, string) {
+	data, err := readAll(ctx, open, artifact.FilePSISeries)
+	if err != nil {
+		return nil, fmt.Sprintf("%s unreadable: %v", artifact.FilePSISeries, err)
+	}
+	d, err := artifact.ReadPSISeries(data)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v", artifact.FilePSISeries, err)
+	}
+	return d, ""
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, err := parseReportFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "density report: %v\n", err)
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "density report: %v\n", err)
+		return 1
+	}
+	var (
+		open, baseOpen opener
+		in             report.Input
+		out            = f.out
+	)
+	if f.runDir != "" {
+		open = dirOpener(f.runDir)
+		in.Source = "stored artifacts in " + f.runDir
+		if fi, err := os.Stat(filepath.Join(f.runDir, runs.FileServerSummary)); err == nil {
+			in.HarvestedAt = fi.ModTime()
+		}
+		if out == "" {
+			out = f.runDir
+		}
+	} else {
+		st, err := runs.OpenStore(ctx, f.store)
+		if err != nil {
+			fmt.Fprintf(stderr, "density report: results store: %v\n", err)
+			return 2
+		}
+		defer st.Close()
+		get := func(id string) (runs.Entry, error) {
+			if id == "latest" {
+				return st.Latest(ctx, "")
+			}
+			rid, err := runs.ParseRunID(id)
+			if err != nil {
+				return runs.Entry{}, err
+			}
+			return st.Get(ctx, rid)
+		}
+		entry, err := get(f.runID)
+		if err != nil {
+			return fail(fmt.Errorf("run %q: %w", f.runID, err))
+		}
+		open = func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, entry, name) }
+		in.Source = fmt.Sprintf("results store %s, run %s", st.Where(), entry.ID)
+		if out == "" {
+			out = fmt.Sprintf("./%s-%d", entry.TestName, entry.Start)
+		}
+		if f.baselineRun != "" {
+			be, err := get(f.baselineRun)
+			if err != nil {
+				return fail(fmt.Errorf("baseline run %q: %w", f.baselineRun, err))
+			}
+			baseOpen = func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, be, name) }
+		}
+	}
+	if f.baseline != "" {
+		baseOpen = dirOpener(f.baseline)
+	}
+
+	run, notices, err := loadRun(ctx, open)
+	if err != nil {
+		return fail(err)
+	}
+	in.Run, in.Notices = run, notices
+	var psiNotice string
+	in.PSI, psiNotice = loadPSI(ctx, open)
+	if psiNotice != "" {
+		in.Notices = append(in.Notices, psiNotice)
+	}
+	if baseOpen != nil {
+		b, _, err := loadRun(ctx, baseOpen)
+		if err != nil {
+			return fail(fmt.Errorf("baseline: %w", err))
+		}
+		in.Baseline = &b
+	}
+	t0 := time.Now()
+	page, err := report.Render(in)
+	if err != nil {
+		return fail(err)
+	}
+	elapsed := time.Since(t0)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fail(err)
+	}
+	path := filepath.Join(out, report.FileName)
+	if err := artifact.WriteFileAtomic(path, page, 0o644); err != nil {
+		return fail(err)
+	}
+	for _, n := range in.Notices {
+		fmt.Fprintf(stdout, "notice: %s\n", n)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes, rendered in %v)\n", path, len(page), elapsed.Round(time.Millisecond))
+	return 0
+}
