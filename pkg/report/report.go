@@ -330,7 +330,7 @@ func build(in Input) (*page, error) {
 	}
 	for _, group := range [][]string{{"node", "worker", "atelet"}, {"actor", "per_actor"}} {
 		var lines []line
-		colors := []colorPair{{colorBlue, colorOrange}, {colorGreen, colorRed}, {colorPurple, colorOrange}}
+		colors := []colorPair{{colorBlue, colorOrange}, {colorGreen, colorRed}, {colorPurple, colorBrown}}
 		for i, name := range group {
 			b := r.WorkingSet.Block(name)
 			var t []int64
