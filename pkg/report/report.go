@@ -146,7 +146,7 @@ type wsRow struct {
 }
 
 // frontierKeys are the trial_summary density frontiers, shown big.
-var frontierKeys = []string{"actors_per_node", "actors_per_vcpu", "actors_per_gb_ram"}
+var frontierKeys = []string{"actors_per_node", "actors_per_vcpu", "actors_per_gb_ram", "actors_per_pod_p50", "actors_per_pod_p90", "actors_per_pod_p99"}
 
 func build(in Input) (*page, error) {
 	r := in.Result
@@ -446,49 +446,50 @@ func intFigure(key, label string, v *int64) figure {
 	return f
 }
 
-// lowerIsBetter says which way a figure improves: stalls, sizes,
-// durations, working sets and OOM events are better lower; packing,
-// actors and the frontiers better higher.
-func lowerIsBetter(key string) bool {
-	for _, p := range []string{"psi_", "pod_psi_", "snapshot_size_", "restore_", "checkpoint_p", "checkpoint_mean", "working_set_", "oom_events_"} {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
+// NoisePct is the compare column's noise band: |Δ%| at most this is same
+// (verdicts.md's default noise_pct).
+const NoisePct = 2.0
+
+// direction is which way a figure improves (verdicts.md): "higher",
+// "lower", "none" (shown as changed / same), or "" for keys left out of
+// comparison (timestamps, metadata).
+func direction(key string) string {
+	switch {
+	case key == "run_start" || key == "run_end" || strings.HasPrefix(key, "metadata_"):
+		return ""
+	case isFrontier(key), strings.HasPrefix(key, "actors_per_"), strings.HasPrefix(key, "cluster_packing_"),
+		strings.HasPrefix(key, "active_actors_"), key == "checkpoint_mb_s":
+		return "higher"
+	case strings.HasPrefix(key, "psi_"), strings.HasPrefix(key, "pod_psi_"), strings.HasPrefix(key, "snapshot_size_"),
+		strings.HasPrefix(key, "working_set_"), strings.HasPrefix(key, "oom_events_"), strings.Contains(key, "failure"):
+		return "lower"
+	case strings.HasSuffix(key, "_rps"), strings.HasSuffix(key, "_per_s"), strings.HasSuffix(key, "_mb_s"):
+		return "higher"
+	case strings.HasSuffix(key, "_s"), strings.HasSuffix(key, "_ms"):
+		return "lower"
 	}
-	return false
+	return "none"
 }
 
-// verdict compares a figure with the baseline's: same within 1 % (or both
-// zero), else better or worse by the figure's direction; "" when either is
-// null or the figure has no direction (facts such as node_count).
+// verdict compares a figure with the baseline's: same when |Δ%| ≤
+// NoisePct, else better or worse by the key's direction (changed for a key
+// without one); "" when either is null or the key is not compared.
 func verdict(key string, v, b *float64) string {
-	if v == nil || b == nil {
-		return ""
-	}
-	if _, ok := flatDirection(key); !ok {
+	dir := direction(key)
+	if v == nil || b == nil || dir == "" {
 		return ""
 	}
 	d := *v - *b
-	if math.Abs(d) <= 0.01*math.Max(math.Abs(*v), math.Abs(*b)) {
+	if d == 0 || (*b != 0 && math.Abs(d)/math.Abs(*b)*100 <= NoisePct) {
 		return "same"
 	}
-	if (d < 0) == lowerIsBetter(key) {
+	switch {
+	case dir == "none":
+		return "changed"
+	case (d > 0) == (dir == "higher"):
 		return "better"
 	}
 	return "worse"
-}
-
-// flatDirection reports whether key is a measured figure with a direction.
-func flatDirection(key string) (bool, bool) {
-	if isFrontier(key) {
-		return false, true
-	}
-	for _, p := range []string{"cluster_packing_", "psi_", "pod_psi_", "snapshot_size_", "checkpoints_in_window", "restore_", "checkpoint_", "active_actors_", "working_set_", "oom_events_"} {
-		if strings.HasPrefix(key, p) {
-			return lowerIsBetter(key), true
-		}
-	}
-	return false, false
 }
 
 func isFrontier(key string) bool {

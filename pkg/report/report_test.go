@@ -437,3 +437,31 @@ func TestLargeRunSize(t *testing.T) {
 	checkSelfContained(t, page)
 	t.Logf("24 h × 5,000-pod report: %d bytes (%.1f KiB), rendered in %v", len(page), float64(len(page))/1024, elapsed)
 }
+
+func TestVerdict(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		v, b *float64
+		want string
+	}{
+		{"cluster_packing_p50", f64(0.9), f64(0.8), "better"},
+		{"cluster_packing_p50", f64(0.7), f64(0.8), "worse"},
+		{"cluster_packing_p50", f64(0.81), f64(0.8), "same"}, // 1.25 % ≤ 2 %
+		{"restore_p99_s", f64(1.1), f64(1), "worse"},
+		{"checkpoint_mb_s", f64(110), f64(100), "better"},
+		{"psi_cpu_stall_p99", f64(1), f64(2), "better"},
+		{"oom_events_pod", f64(1), f64(0), "worse"},
+		{"oom_events_pod", f64(0), f64(0), "same"},
+		{"aggregate_failure_ratio", f64(0.2), f64(0.1), "worse"},
+		{"actors_per_node", f64(90), f64(80), "better"},
+		{"node_count", f64(5), f64(4), "changed"},
+		{"checkpoints_in_window", f64(5), f64(4), "changed"},
+		{"run_start", f64(5), f64(4), ""},
+		{"metadata_branch", f64(5), f64(4), ""},
+		{"restore_p99_s", nil, f64(4), ""},
+	} {
+		if got := verdict(c.key, c.v, c.b); got != c.want {
+			t.Errorf("verdict(%s) = %q, want %q", c.key, got, c.want)
+		}
+	}
+}
