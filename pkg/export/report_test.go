@@ -25,7 +25,7 @@ func runReportExport(t *testing.T, prepare func(out string), vars map[string]str
 	e := newEnv(nil, vars)
 	args := append([]string{"--run-dir", dir, "--out", out, "--prometheus-url", srv.URL,
 		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, extra...)
-	code := ExitOK
+	var code int
 	if vars != nil { // mage export: every flag from the environment
 		env := map[string]string{"RUN_DIR": dir, "OUT": out, "PROMETHEUS_URL": srv.URL,
 			"START": itoa(covStart), "END": itoa(covEnd), "CLUSTER_FACTS": "false"}

@@ -145,7 +145,7 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 				return "", nil, fmt.Errorf("chart %q band: %w", c.Title, err)
 			}
 			poly.Color = b.FillWith
-			poly.LineStyle.Width = 0
+			poly.Width = 0
 			track(seg)
 			plotters = append(plotters, poly)
 		}
@@ -190,7 +190,7 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 			return "", nil, err
 		}
 		poly.Color = colorSteady
-		poly.LineStyle.Width = 0
+		poly.Width = 0
 		p.Add(poly)
 		keys = append(keys, legendKey{"steady window", colorSteady})
 	}

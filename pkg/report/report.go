@@ -507,10 +507,10 @@ func noticeCovers(n harvest.Notice, key string) bool {
 		harvest.BlockPacking: "cluster_packing_", harvest.BlockNodePSI: "psi_", harvest.BlockPodPSI: "pod_psi_",
 		harvest.BlockActiveActors: "active_actors_", harvest.BlockWorkingSet: "working_set_", harvest.BlockOOM: "oom_events_",
 	}
-	switch {
-	case n.Block == "":
+	switch n.Block {
+	case "":
 		return n.Kind != harvest.Caveat
-	case n.Block == harvest.BlockSnapshots:
+	case harvest.BlockSnapshots:
 		if !(strings.HasPrefix(key, "snapshot_") || strings.HasPrefix(key, "restore_") || strings.HasPrefix(key, "checkpoint")) {
 			return false
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -435,6 +436,7 @@ func TestLargeRunSize(t *testing.T) {
 		t.Errorf("24 h × 5,000-pod report is %d bytes, want < 2 MiB", len(page))
 	}
 	checkSelfContained(t, page)
+	checkChartPoints(t, page)
 	t.Logf("24 h × 5,000-pod report: %d bytes (%.1f KiB), rendered in %v", len(page), float64(len(page))/1024, elapsed)
 }
 
@@ -464,4 +466,39 @@ func TestVerdict(t *testing.T) {
 			t.Errorf("verdict(%s) = %q, want %q", c.key, got, c.want)
 		}
 	}
+}
+
+var pathVertex = regexp.MustCompile(`[ML][-0-9.]`)
+
+// checkChartPoints bounds the vertices each chart's paths draw: the series'
+// MaxChartPoints plus the frame, ticks and grid.
+func checkChartPoints(t *testing.T, page []byte) {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, most := 0, 0
+	walk(doc, func(n *html.Node) {
+		if n.Data != "svg" {
+			return
+		}
+		charts++
+		vertices := 0
+		walk(n, func(p *html.Node) {
+			for _, a := range p.Attr {
+				if p.Data == "path" && a.Key == "d" {
+					vertices += len(pathVertex.FindAllString(a.Val, -1))
+				}
+			}
+		})
+		most = max(most, vertices)
+		if vertices > MaxChartPoints+400 {
+			t.Errorf("chart %d draws %d path vertices, want ≤ %d + frame", charts, vertices, MaxChartPoints)
+		}
+	})
+	if charts < 10 {
+		t.Errorf("%d charts, want ≥ 10", charts)
+	}
+	t.Logf("%d charts, at most %d path vertices in one", charts, most)
 }
