@@ -26,7 +26,8 @@ import (
 // The browser test renders reports in headless Chromium. It needs Debian's
 // chromium, so it runs only with REPORT_BROWSER_TEST=1 (CI sets it);
 // REPORT_SCREENSHOTS=DIR also writes the section screenshots and two
-// thumbnails there.
+// thumbnails there; REPORT_BROWSER_PAGE=FILE also checks a report written
+// elsewhere (e.g. demo-run/report.html from `mage demo`).
 
 type rect struct{ X, Y, W, H float64 }
 
@@ -87,22 +88,40 @@ func TestBrowser(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			browse(t, browser, c.in, dir, c.name == "demo" && shots != "")
+			start := time.Now()
+			pageHTML, err := Render(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("report %d bytes, rendered in %v", len(pageHTML), time.Since(start))
+			path := filepath.Join(dir, FileName)
+			if err := os.WriteFile(path, pageHTML, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			browse(t, browser, path, dir, c.name == "demo" && shots != "")
+		})
+	}
+	if extra := os.Getenv("REPORT_BROWSER_PAGE"); extra != "" {
+		t.Run("page", func(t *testing.T) {
+			path, err := filepath.Abs(extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if shots != "" {
+				dir = filepath.Join(shots, "page")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			browse(t, browser, path, dir, false)
 		})
 	}
 }
 
-func browse(t *testing.T, browser context.Context, in Input, dir string, thumbs bool) {
-	start := time.Now()
-	pageHTML, err := Render(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report %d bytes, rendered in %v", len(pageHTML), time.Since(start))
-	path := filepath.Join(dir, FileName)
-	if err := os.WriteFile(path, pageHTML, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// browse opens the report at path and checks it; screenshots and the PDF
+// go to dir.
+func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool) {
 	ctx, cancel := chromedp.NewContext(browser)
 	defer cancel()
 

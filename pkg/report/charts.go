@@ -57,6 +57,7 @@ type timeChart struct {
 	Lines         []line
 	Band          *band
 	YMin          *float64 // fixed lower bound (0 for ratios and sizes)
+	Half          bool     // half the page width (small multiples)
 }
 
 // chartSize is every chart's drawing size: one A4 page holds a section's
@@ -197,7 +198,11 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 	p.Add(plotter.NewGrid())
 	p.Add(plotters...)
 	p.Y.Min, p.Y.Max = ymin, ymax
-	svg, err := writeSVG(p)
+	w := chartW
+	if c.Half {
+		w = chartW / 2
+	}
+	svg, err := writeSVG(p, w)
 	return svg, keys, err
 }
 
@@ -266,7 +271,7 @@ func barChart(title, ylabel string, categories []string, groups []barGroup) (tem
 	}
 	p.NominalX(categories...)
 	p.Y.Min = 0
-	svg, err := writeSVG(p)
+	svg, err := writeSVG(p, chartW)
 	return svg, keys, err
 }
 
@@ -305,15 +310,19 @@ var (
 // writeSVG renders p and trims the output to an inline <svg> element:
 // no XML prolog, no namespace URLs (an inline SVG in HTML needs none), a
 // viewBox that scales to the page width.
-func writeSVG(p *plot.Plot) (template.HTML, error) {
-	c := vgsvg.New(chartW, chartH)
+func writeSVG(p *plot.Plot, w vg.Length) (template.HTML, error) {
+	c := vgsvg.New(w, chartH)
 	p.Draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("svg: %w", err)
 	}
 	s := buf.String()
-	s = svgProlog.ReplaceAllString(s, `<svg class="chart" role="img" overflow="visible" `)
+	class := "chart"
+	if w < chartW {
+		class = "chart half"
+	}
+	s = svgProlog.ReplaceAllString(s, `<svg class="`+class+`" role="img" overflow="visible" `)
 	s = svgSize.ReplaceAllString(s, "")
 	s = svgNS.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)

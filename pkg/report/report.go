@@ -20,7 +20,6 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
-	"image/color"
 	"math"
 	"strconv"
 	"strings"
@@ -328,21 +327,19 @@ func build(in Input) (*page, error) {
 		row.Cells = append(row.Cells, intFigure("working_set."+name+".count", "count", intp(b.Count)))
 		pg.WSRows = append(pg.WSRows, row)
 	}
-	for _, group := range [][]string{{"node", "worker", "atelet"}, {"actor", "per_actor"}} {
-		var lines []line
-		colors := []colorPair{{colorBlue, colorOrange}, {colorGreen, colorRed}, {colorPurple, colorBrown}}
-		for i, name := range group {
-			b := r.WorkingSet.Block(name)
-			var t []int64
-			var tot, mx []*float64
-			for _, p := range b.Timeseries {
-				t, tot, mx = append(t, p.Timestamp), append(tot, ptr(p.TotalGB)), append(mx, ptr(p.MaxGB))
-			}
-			lines = append(lines, line{Name: name + " total_gb", Color: colors[i].a, T: t, V: tot}, line{Name: name + " max_gb", Color: colors[i].b, T: t, V: mx})
+	// One small chart per block: the blocks differ by orders of magnitude
+	// (a node's GB against an atelet's), so a shared axis would flatten the
+	// small ones into the floor.
+	for _, name := range harvest.WorkingSetBlocks {
+		b := r.WorkingSet.Block(name)
+		var t []int64
+		var tot, mx []*float64
+		for _, p := range b.Timeseries {
+			t, tot, mx = append(t, p.Timestamp), append(tot, ptr(p.TotalGB)), append(mx, ptr(p.MaxGB))
 		}
-		c, err := drawTime(timeChart{Title: "Working set: " + strings.Join(group, ", "), YLabel: "working set (GB)", Start: md.Start, End: md.End, Steady: steady, Lines: lines, YMin: &zero},
-			"working_set."+strings.Join(group, "|")+".timeseries[].total_gb and .max_gb",
-			"no working set time series for "+strings.Join(group, ", "))
+		c, err := drawTime(timeChart{Title: "working_set." + name, YLabel: "working set (GB)", Start: md.Start, End: md.End, Steady: steady, Half: true,
+			Lines: []line{{Name: "total_gb", Color: colorBlue, T: t, V: tot}, {Name: "max_gb", Color: colorOrange, T: t, V: mx}}, YMin: &zero},
+			"working_set."+name+".timeseries[].total_gb and .max_gb", "no working set time series for "+name)
 		if err != nil {
 			return nil, err
 		}
@@ -390,8 +387,6 @@ func build(in Input) (*page, error) {
 	}
 	return pg, nil
 }
-
-type colorPair struct{ a, b color.Color }
 
 func drawTime(c timeChart, caption, missing string) (chart, error) {
 	svg, keys, err := c.render()
