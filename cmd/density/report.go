@@ -17,7 +17,7 @@ import (
 	"github.com/substrate/density/pkg/runs"
 )
 
-const reportUsage = `Usage: density report --run-dir DIR [--baseline DIR] [--out DIR]
+const reportUsage = `Usage: density report --run-dir DIR [--baseline DIR | --baseline-store URL --baseline-run ID] [--out DIR]
        density report --store URL --run ID [--baseline DIR | --baseline-run ID] [--out DIR]
 
 Writes report.html from a run's stored artifacts (server_summary.json,
@@ -29,7 +29,7 @@ Flags:
 
 // reportFlags are `density report`'s inputs.
 type reportFlags struct {
-	runDir, store, runID, baseline, baselineRun, out string
+	runDir, store, runID, baseline, baselineRun, baselineStore, out string
 }
 
 func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
@@ -40,7 +40,8 @@ func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
 	fs.StringVar(&f.store, "store", "", "results store URL (file://, gs://, s3://, azblob://), with --run")
 	fs.StringVar(&f.runID, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
 	fs.StringVar(&f.baseline, "baseline", "", "a baseline run directory: adds a compare column to every figure")
-	fs.StringVar(&f.baselineRun, "baseline-run", "", "a baseline run id in the same results store (with --store)")
+	fs.StringVar(&f.baselineRun, "baseline-run", "", "a baseline run id (or latest) in --baseline-store")
+	fs.StringVar(&f.baselineStore, "baseline-store", "", "results store URL of --baseline-run (default --store)")
 	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -59,12 +60,59 @@ func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
 		return f, errors.New("--store needs --run")
 	case f.store == "" && f.runID != "":
 		return f, errors.New("--run needs --store")
-	case f.baselineRun != "" && f.store == "":
-		return f, errors.New("--baseline-run needs --store")
+	case f.baselineRun != "" && f.store == "" && f.baselineStore == "":
+		return f, errors.New("--baseline-run needs --baseline-store or --store")
+	case f.baselineStore != "" && f.baselineRun == "":
+		return f, errors.New("--baseline-store needs --baseline-run")
 	case f.baseline != "" && f.baselineRun != "":
 		return f, errors.New("give one of --baseline or --baseline-run")
 	}
 	return f, nil
+}
+
+// storeRun is a run found in a results store.
+type storeRun struct {
+	entry runs.Entry
+	where string
+	open  opener
+	close func()
+}
+
+// usageErr marks a store URL or run id that cannot be used (exit 2).
+type usageErr struct{ error }
+
+// openStoreRun opens the store at url and finds the run id (or latest).
+func openStoreRun(ctx context.Context, url, id string) (*storeRun, error) {
+	st, err := runs.OpenStore(ctx, url)
+	if err != nil {
+		return nil, usageErr{fmt.Errorf("results store: %w", err)}
+	}
+	var entry runs.Entry
+	if id == "latest" {
+		entry, err = st.Latest(ctx, "")
+	} else {
+		rid, perr := runs.ParseRunID(id)
+		if perr != nil {
+			st.Close()
+			return nil, usageErr{fmt.Errorf("%q: %w", id, perr)}
+		}
+		entry, err = st.Get(ctx, rid)
+	}
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%q: %w", id, err)
+	}
+	return &storeRun{entry: entry, where: st.Where(), close: func() { st.Close() },
+		open: func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, entry, name) }}, nil
+}
+
+func storeFail(stderr io.Writer, what string, err error) int {
+	fmt.Fprintf(stderr, "density report: %s %v\n", what, err)
+	var ue usageErr
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 // opener reads one artifact of a run by file name.
@@ -168,38 +216,28 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			out = f.runDir
 		}
 	} else {
-		st, err := runs.OpenStore(ctx, f.store)
+		sr, err := openStoreRun(ctx, f.store, f.runID)
 		if err != nil {
-			fmt.Fprintf(stderr, "density report: results store: %v\n", err)
-			return 2
+			return storeFail(stderr, "run", err)
 		}
-		defer st.Close()
-		get := func(id string) (runs.Entry, error) {
-			if id == "latest" {
-				return st.Latest(ctx, "")
-			}
-			rid, err := runs.ParseRunID(id)
-			if err != nil {
-				return runs.Entry{}, err
-			}
-			return st.Get(ctx, rid)
-		}
-		entry, err := get(f.runID)
-		if err != nil {
-			return fail(fmt.Errorf("run %q: %w", f.runID, err))
-		}
-		open = func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, entry, name) }
-		in.Source = fmt.Sprintf("results store %s, run %s", st.Where(), entry.ID)
+		defer sr.close()
+		open = sr.open
+		in.Source = fmt.Sprintf("results store %s, run %s", sr.where, sr.entry.ID)
 		if out == "" {
-			out = fmt.Sprintf("./%s-%d", entry.TestName, entry.Start)
+			out = fmt.Sprintf("./%s-%d", sr.entry.TestName, sr.entry.Start)
 		}
-		if f.baselineRun != "" {
-			be, err := get(f.baselineRun)
-			if err != nil {
-				return fail(fmt.Errorf("baseline run %q: %w", f.baselineRun, err))
-			}
-			baseOpen = func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, be, name) }
+	}
+	if f.baselineRun != "" {
+		url := f.baselineStore
+		if url == "" {
+			url = f.store
 		}
+		sr, err := openStoreRun(ctx, url, f.baselineRun)
+		if err != nil {
+			return storeFail(stderr, "baseline run", err)
+		}
+		defer sr.close()
+		baseOpen = sr.open
 	}
 	if f.baseline != "" {
 		baseOpen = dirOpener(f.baseline)

@@ -132,8 +132,18 @@ func TestReportFromStore(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	page := readReport(t, "resume-storm-1710237600")
-	if !strings.Contains(page, "results store") || !strings.Contains(page, `data-baseline-key="cluster_packing_p50"`) {
+	if !strings.Contains(page, "results store") || !strings.Contains(page, `data-baseline-key="cluster_packing_p50">0.5<`) {
 		t.Error("report from the store lacks its source or baseline")
+	}
+	// A run directory against a baseline in a store.
+	dir := t.TempDir()
+	writeStoredRun(t, dir, 0.75, true)
+	code, _, errOut = runCmd(t, "--run-dir", dir, "--baseline-store", "file://"+root, "--baseline-run", "resume-storm/1710237600/base")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(readReport(t, dir), `data-baseline-key="cluster_packing_p50">0.5<`) {
+		t.Error("--baseline-store baseline not shown")
 	}
 }
 
@@ -147,7 +157,10 @@ func TestReportExitCodes(t *testing.T) {
 		{nil, 2, "give one of --run-dir or --store"},
 		{[]string{"--run-dir", dir, "--store", "file:///x"}, 2, "give one of"},
 		{[]string{"--store", "file://" + dir}, 2, "--store needs --run"},
-		{[]string{"--run-dir", dir, "--baseline-run", "x"}, 2, "--baseline-run needs --store"},
+		{[]string{"--run-dir", dir, "--baseline-run", "x"}, 2, "--baseline-run needs --baseline-store or --store"},
+		{[]string{"--run-dir", dir, "--baseline-store", "file://" + dir}, 2, "--baseline-store needs --baseline-run"},
+		{[]string{"--store", "file://" + dir, "--run", "no/such"}, 2, "run"},
+		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 1, "not found"},
 		{[]string{"--run-dir", dir, "extra"}, 2, "unexpected argument"},
 		{[]string{"--bogus"}, 2, "bogus"},
 		{[]string{"--run-dir", dir}, 1, "server_summary.json"},
