@@ -13,6 +13,8 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/frontier"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/report"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -30,6 +32,7 @@ Flags:
 // reportFlags are `density report`'s inputs.
 type reportFlags struct {
 	runDir, store, runID, baseline, baselineRun, baselineStore, out string
+	promURL                                                         string
 }
 
 func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
@@ -42,6 +45,7 @@ func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
 	fs.StringVar(&f.baseline, "baseline", "", "a baseline run directory: adds a compare column to every figure")
 	fs.StringVar(&f.baselineRun, "baseline-run", "", "a baseline run id (or latest) in --baseline-store")
 	fs.StringVar(&f.baselineStore, "baseline-store", "", "results store URL of --baseline-run (default --store)")
+	fs.StringVar(&f.promURL, "prometheus-url", "", `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`)
 	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -188,6 +192,35 @@ func loadPSI(ctx context.Context, open opener) (*artifact.PSISeries, string) {
 	return d, ""
 }
 
+// psiFromPrometheus computes psi_series.json's bands of a stored run from
+// Prometheus, while it still holds the run (default selectors, the export's
+// series bound). The stored PSI summaries stay as the artifact has them.
+func psiFromPrometheus(ctx context.Context, url string, run report.Run) (*artifact.PSISeries, error) {
+	client, err := promql.New(promql.Config{URL: url})
+	if err != nil {
+		return nil, err
+	}
+	md := run.Meta
+	p := harvest.Params{Start: md.Start, End: md.End, SteadyStart: md.SteadyStart, SteadyEnd: md.SteadyEnd, LagS: md.LagS,
+		Sel: harvest.DefaultSelectors(), SeriesPoints: harvest.DefaultSeriesPoints}
+	node, nn := harvest.HarvestNodePSI(ctx, client, p)
+	pod, pn := harvest.HarvestPodPSI(ctx, client, p)
+	for _, n := range append(nn, pn...) {
+		if n.Kind == harvest.ReadFailed {
+			return nil, fmt.Errorf("%s", n)
+		}
+	}
+	tmp := *run.Result
+	tmp.NodePSI, tmp.PodPSI = node, pod
+	d := artifact.NewPSISeries(&tmp, md.Start, md.End)
+	for _, b := range []*harvest.PSIBandSet{&d.Node.CPU, &d.Node.Mem, &d.Node.IO, &d.Pod.CPU, &d.Pod.Mem, &d.Pod.IO} {
+		if b.Series != nil && *b.Series > 0 {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("Prometheus at %s holds no PSI series of the run (past its retention?)", url)
+}
+
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, err := parseReportFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -252,6 +285,19 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	in.PSI, psiNotice = loadPSI(ctx, open)
 	if psiNotice != "" {
 		in.Notices = append(in.Notices, psiNotice)
+		url := f.promURL
+		if url == "" {
+			url = run.Meta.PromURL
+		}
+		if url != "" && url != "none" {
+			psi, err := psiFromPrometheus(ctx, url, run)
+			if err != nil {
+				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus: %v", err))
+			} else {
+				in.PSI = psi
+				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+url+" (psi_series.json is missing)")
+			}
+		}
 	}
 	if baseOpen != nil {
 		b, _, err := loadRun(ctx, baseOpen)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
@@ -103,7 +105,7 @@ func TestReportWithoutPSISeriesAndWithBaseline(t *testing.T) {
 	dir, base, out := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "r")
 	writeStoredRun(t, dir, 0.75, false)
 	writeStoredRun(t, base, 0.5, true)
-	code, stdout, errOut := runCmd(t, "--run-dir", dir, "--baseline", base, "--out", out)
+	code, stdout, errOut := runCmd(t, "--run-dir", dir, "--baseline", base, "--out", out, "--prometheus-url", "none")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -172,5 +174,66 @@ func TestReportExitCodes(t *testing.T) {
 	}
 	if code, out, _ := runCmd(t, "--help"); code != 0 || !strings.Contains(out, "--baseline") {
 		t.Errorf("--help: exit %d, %q", code, out)
+	}
+}
+
+// psiSections is the node and pod PSI sections of a report.
+func psiSections(t *testing.T, page string) string {
+	t.Helper()
+	a, b := strings.Index(page, `<section id="node_psi">`), strings.Index(page, `<section id="snapshots">`)
+	if a < 0 || b < a {
+		t.Fatal("report without PSI sections")
+	}
+	return page[a:b]
+}
+
+// A stored run without psi_series.json gets its PSI bands from the
+// Prometheus that still holds it (here the export's own real Prometheus):
+// the same PSI sections as the export's report drew from psi_series.json.
+func TestReportPSIFromPrometheus(t *testing.T) {
+	cache := promtest.NewCache()
+	t.Cleanup(func() { _ = cache.Close() })
+	r, prom := cache.Prometheus(t, "steady")
+	tr := r.Truth
+	dir := t.TempDir()
+	for _, name := range []string{"stats_history.csv", "stats.csv"} {
+		b, err := os.ReadFile(filepath.Join(r.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"export", "--run-dir", dir, "--prometheus-url", prom.URL,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--test-name", tr.TestName,
+		"--tag", tr.Tag, "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--no-cluster-facts"}, &out, &errOut); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut.String())
+	}
+	exported := psiSections(t, readReport(t, dir))
+	if !strings.Contains(exported, "<svg") {
+		t.Fatal("the export's report draws no PSI chart")
+	}
+	if err := os.Remove(filepath.Join(dir, artifact.FilePSISeries)); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "--run-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "PSI bands read from Prometheus at "+prom.URL) {
+		t.Errorf("stdout %q", stdout)
+	}
+	if got := psiSections(t, readReport(t, dir)); got != exported {
+		t.Error("PSI sections from Prometheus differ from the export's (from psi_series.json)")
+	}
+	// Prometheus gone: the summaries with a notice.
+	code, stdout, _ = runCmd(t, "--run-dir", dir, "--prometheus-url", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(stdout, "PSI bands not read from Prometheus") {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(readReport(t, dir), "psi_series.json is not available") {
+		t.Error("no PSI notice without psi_series.json and Prometheus")
 	}
 }
