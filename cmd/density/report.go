@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
@@ -137,9 +138,9 @@ func readAll(ctx context.Context, open opener, name string) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// loadRun reads a stored run: server_summary.json (required) and the
-// trial_summary row of the same run from stats.jsonl (optional; a missing
-// or unreadable file is a notice).
+// loadRun reads a stored run: server_summary.json (required) and the rows
+// of the same run from stats.jsonl, trial_summary and the others (gates,
+// phases, ladder); a missing or unreadable stats.jsonl is a notice.
 func loadRun(ctx context.Context, open opener) (report.Run, []string, error) {
 	data, err := readAll(ctx, open, runs.FileServerSummary)
 	if err != nil {
@@ -158,7 +159,13 @@ func loadRun(ctx context.Context, open opener) (report.Run, []string, error) {
 	ts := artifact.DataTimestamp(s.Meta.Start)
 	err = artifact.ScanRows(bytes.NewReader(rows), func(l artifact.Line) error {
 		r := l.Row
-		if r == nil || r.Metric != artifact.MetricTrialSummary || r.Timestamp != ts || r.Tag != s.Meta.Tag || r.TestName != s.Meta.TestName {
+		if r == nil || r.Timestamp != ts || r.Tag != s.Meta.Tag || r.TestName != s.Meta.TestName || r.Metric == artifact.MetricServerSummary {
+			return nil
+		}
+		if r.Metric != artifact.MetricTrialSummary {
+			// The last row of each metric wins, as with --replace.
+			run.Rows = slices.DeleteFunc(run.Rows, func(o artifact.Row) bool { return o.Metric == r.Metric })
+			run.Rows = append(run.Rows, *r)
 			return nil
 		}
 		m := make(frontier.Measurements, 0, len(r.Measurements))

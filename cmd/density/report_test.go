@@ -47,6 +47,10 @@ func writeStoredRun(t *testing.T, dir string, p50 float64, psi bool) {
 	}
 	v := "42.5"
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, r),
+		{Timestamp: artifact.DataTimestamp(md.Start), Tag: md.Tag, TestName: md.TestName, Metric: "gate_summary",
+			Measurements: artifact.Object{{Key: "verdict", Value: "pass"}}},
+		{Timestamp: artifact.DataTimestamp(md.Start), Tag: "other", TestName: md.TestName, Metric: "gate_summary",
+			Measurements: artifact.Object{{Key: "verdict", Value: "of another run"}}},
 		frontier.Row(frontier.Measurements{{Key: "actors_per_node", Value: &v}, {Key: "actors_per_vcpu", Value: nil}}, md.Start, md.Tag, md.TestName)}
 	var jsonl []byte
 	for _, row := range rows {
@@ -88,7 +92,10 @@ func TestReportFromRunDir(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	page := readReport(t, dir)
-	for _, want := range []string{`data-key="actors_per_node">42.5<`, `data-key="cluster_packing_p50"`, ">0.75<", "no series in psi_series.json node_psi.cpu"} {
+	if strings.Contains(page, "of another run") {
+		t.Error("a row of another run shown")
+	}
+	for _, want := range []string{`data-key="gate_summary.verdict">pass<`, `data-key="actors_per_node">42.5<`, `data-key="cluster_packing_p50"`, ">0.75<", "no series in psi_series.json node_psi.cpu"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -40,6 +40,9 @@ type Run struct {
 	// Trial is the trial_summary row's measurements; nil when the run has
 	// no trial_summary row.
 	Trial frontier.Measurements
+	// Rows are the run's other stats.jsonl rows (gate verdicts, phase
+	// breakdown, ladder steps, ...), shown as tables keyed <metric>.<key>.
+	Rows []artifact.Row
 }
 
 // Input is everything a report shows.
@@ -125,6 +128,8 @@ type page struct {
 	Frontiers   []figure
 	TrialOther  []figure
 	NoTrial     bool
+	Gates       []rowTable
+	OtherRows   []rowTable
 	Packing     chart
 	PackingFigs []figure
 	PSI         []psiBlock
@@ -137,6 +142,12 @@ type page struct {
 	OOM         []figure
 	Nulls       []nullField
 	Notices     []string
+}
+
+// rowTable is one stats.jsonl row of the run as a key/value table.
+type rowTable struct {
+	Metric string
+	Cells  []figure
 }
 
 type wsRow struct {
@@ -210,6 +221,34 @@ func build(in Input) (*page, error) {
 			pg.Frontiers = append(pg.Frontiers, f)
 		} else {
 			pg.TrialOther = append(pg.TrialOther, f)
+		}
+	}
+
+	// Other rows of the run: gate verdicts up front, the rest after OOM.
+	for _, row := range in.Rows {
+		rt := rowTable{Metric: row.Metric}
+		for _, f := range row.Measurements {
+			c := figure{Key: row.Metric + "." + f.Key, Label: f.Key}
+			switch v := f.Value.(type) {
+			case string:
+				c.Value = v
+			case *string:
+				if v != nil {
+					c.Value = *v
+				} else {
+					c.Null = true
+				}
+			case nil:
+				c.Null = true
+			default:
+				c.Value = fmt.Sprint(v)
+			}
+			rt.Cells = append(rt.Cells, c)
+		}
+		if strings.HasPrefix(row.Metric, "gate_") {
+			pg.Gates = append(pg.Gates, rt)
+		} else {
+			pg.OtherRows = append(pg.OtherRows, rt)
 		}
 	}
 

@@ -121,7 +121,11 @@ func synthetic(dur int64, pods int) Input {
 		{Key: "actors_per_vcpu", Value: str("10.3125")},
 		{Key: "actors_per_gb_ram", Value: nil},
 	}
-	return Input{Run: Run{Meta: md, Result: r, Trial: trial}, PSI: psi, Source: md.PromURL, HarvestedAt: fixedHarvest,
+	rows := []artifact.Row{
+		{Metric: "gate_summary", Measurements: artifact.Object{{Key: "gates", Value: "2"}, {Key: "passed", Value: "1"}, {Key: "failed", Value: "1"}, {Key: "verdict", Value: "fail"}}},
+		{Metric: "phase_atelet_restore_total", Measurements: artifact.Object{{Key: "count", Value: "120"}, {Key: "p95_ms", Value: "412.5"}, {Key: "p99_ms", Value: nil}}},
+	}
+	return Input{Run: Run{Meta: md, Result: r, Trial: trial, Rows: rows}, PSI: psi, Source: md.PromURL, HarvestedAt: fixedHarvest,
 		Notices: []string{"trial_summary.actors_per_gb_ram: null: allocatable RAM is unknown"}}
 }
 
@@ -334,6 +338,20 @@ func TestValuesEqualArtifact(t *testing.T) {
 			if (m.Value == nil && s != "null") || (m.Value != nil && s != *m.Value) {
 				t.Errorf("trial_summary %s shown %q", m.Key, s)
 			}
+		}
+	}
+	for _, row := range in.Rows {
+		for _, f := range row.Measurements {
+			k := row.Metric + "." + f.Key
+			texts := got[k]
+			if len(texts) != 1 {
+				t.Errorf("%s shown %d times", k, len(texts))
+				continue
+			}
+			if v, _ := f.Value.(string); (f.Value == nil && texts[0] != "null") || (f.Value != nil && texts[0] != v) {
+				t.Errorf("%s shown %q, row has %v", k, texts[0], f.Value)
+			}
+			want[k] = nil // known key
 		}
 	}
 	for k := range got {
