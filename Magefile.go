@@ -5,8 +5,10 @@
 //
 //	mage build:linux   backend binary into dist/ (the Grafana SDK targets)
 //	mage testAll       every check CI runs (the README's test command)
+//	mage gallery       the editors drawn in headless Chromium, with screenshots
 //	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
 //	mage export DIR    density export of a run directory (flags as env vars)
+//	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
 //	mage demo          export the built-in demo run (the README's first command)
 //	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
 package main
@@ -25,6 +27,7 @@ import (
 
 	"github.com/substrate/density/internal/demo"
 	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/verdicts/command"
 
 	// mage:import
 	build "github.com/grafana/grafana-plugin-sdk-go/build"
@@ -35,9 +38,10 @@ var Default = build.Build.Linux
 
 // TestAll runs every check: Go vet and format, the Go tests with the race
 // detector (pkg, cmd and internal), a short pass of every fuzz target, the
-// frontend type check, lint, tests and build, and the linux backend build.
+// frontend type check, lint, tests and build, the editors in headless
+// Chromium, and the linux backend build.
 func TestAll() error {
-	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, build.Build.Linux)
+	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, Gallery, build.Build.Linux)
 	return nil
 }
 
@@ -95,6 +99,26 @@ func Frontend() error {
 	return nil
 }
 
+// galleryDir is where `npm run build:gallery` writes the editor gallery
+// (webpack.config.ts); never dist/.
+const galleryDir = ".gallery-dist"
+
+// Gallery builds the editor gallery (src/gallery) and drives it in headless
+// Chromium (internal/gallerytest): every editor state in the light and dark
+// theme, checked for layout, console errors, secrets in the DOM and Tab
+// order, with a screenshot of each in .gallery-dist/screenshots/.
+func Gallery() error {
+	if err := sh.RunV("npm", "run", "build:gallery"); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(galleryDir)
+	if err != nil {
+		return err
+	}
+	return sh.RunWithV(map[string]string{"GALLERY_DIR": dir},
+		"go", "test", "-count=1", "-timeout", "10m", "-run", "^TestGallery$", "./internal/gallerytest/")
+}
+
 // Demo generates the built-in demo run into ./demo-run, loads it into a
 // Prometheus on 127.0.0.1, exports it and prints the artifacts and a summary.
 func Demo(ctx context.Context) error {
@@ -122,6 +146,21 @@ func Export(ctx context.Context, runDir string) error {
 	}
 	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != export.ExitOK {
 		return mg.Fatalf(code, "mage export: exit %d", code)
+	}
+	return nil
+}
+
+// Check evaluates a gates file on the run in runDir like `density check
+// --run-dir runDir`; the other flags come from environment variables named
+// like them: GATES, BASELINE, BASELINE_RUN, BASELINE_STORE, STORE, JUNIT.
+// A failed gate exits 3.
+func Check(ctx context.Context, runDir string) error {
+	o := command.CheckOptions{
+		Gates: os.Getenv("GATES"), RunDir: runDir, Store: os.Getenv("STORE"), JUnit: os.Getenv("JUNIT"),
+		Baseline: command.BaselineFlags{Dir: os.Getenv("BASELINE"), Run: os.Getenv("BASELINE_RUN"), Store: os.Getenv("BASELINE_STORE")},
+	}
+	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != command.ExitOK {
+		return mg.Fatalf(code, "mage check: exit %d", code)
 	}
 	return nil
 }

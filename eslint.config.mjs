@@ -23,6 +23,7 @@ export default defineConfig([
       '**/lib-cov',
       '**/coverage',
       '**/dist/',
+      '.gallery-dist/',
       '**/artifacts/',
       '**/work/',
       '**/ci/',

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what builds and tests need on a fresh Debian machine of this kind
-# (root, Go, Node 20, npm): Prometheus, VictoriaMetrics and etcd from Debian,
-# frontend dependencies from npm, and a cached kube-apiserver for the
-# Kubernetes tests. Idempotent: a second run only checks.
+# (root, Go, Node 20, npm): Prometheus, VictoriaMetrics, etcd, Chromium and
+# the Inter font from Debian, frontend dependencies from npm, and a cached
+# kube-apiserver for the Kubernetes tests. Idempotent: a second run only
+# checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,10 @@ apt_pkgs=()
 command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_pkgs+=(prometheus)
 command -v victoria-metrics >/dev/null || apt_pkgs+=(victoria-metrics)
 command -v etcd >/dev/null || apt_pkgs+=(etcd-server)
+# The editor gallery test (mage gallery) drives Debian's headless Chromium;
+# Inter is the first font of Grafana's theme, so the screenshots use it.
+command -v chromium >/dev/null || apt_pkgs+=(chromium)
+dpkg -s fonts-inter >/dev/null 2>&1 || apt_pkgs+=(fonts-inter)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   echo "setup: apt-get install ${apt_pkgs[*]}"
   sudo_cmd=""

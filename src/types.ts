@@ -28,6 +28,10 @@ export type Scope = (typeof SCOPES)[number];
 export const RESOURCES = ['cpu', 'memory', 'io'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
+/** psi: how many series a panel shows: bands above maxSeries (auto), always bands, or every series. */
+export const SERIES_MODES = ['auto', 'bands', 'all'] as const;
+export type SeriesMode = (typeof SERIES_MODES)[number];
+
 export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
 export type Block = (typeof BLOCKS)[number];
 
@@ -44,6 +48,8 @@ export interface DensityQuery extends DataQuery {
   scope?: Scope;
   /** psi only. */
   resource?: Resource;
+  /** psi only: bands across the series above maxSeries (the default), always bands, or every series. */
+  series?: SeriesMode;
   /** workingSet only. */
   block?: Block;
   /** Filter for runs, frontier, summary and annotations. */
@@ -102,6 +108,12 @@ export interface DensityOptions extends DataSourceJsonData {
   liveFactsMaxAgeSeconds?: number;
   cacheEntries?: number;
   maxResponseBytes?: number;
+  /** Read a stored run's numbers from its artifacts (default true). */
+  preferStored?: boolean;
+  /** Per-node/per-pod series a PSI panel shows before it shows bands (default 50). */
+  maxSeries?: number;
+  /** Series with the highest peak shown with the bands (default 10). */
+  topSeries?: number;
   // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;
@@ -156,6 +168,9 @@ export const DEFAULTS = {
   liveFactsMaxAgeSeconds: 3600,
   cacheEntries: 256,
   maxResponseBytes: 64 * MiB,
+  preferStored: true,
+  maxSeries: 50,
+  topSeries: 10,
 } as const;
 
 export const BYTES_PER_MIB = MiB;

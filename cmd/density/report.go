@@ -98,16 +98,16 @@ func openStoreRun(ctx context.Context, url, id string) (*storeRun, error) {
 	} else {
 		rid, perr := runs.ParseRunID(id)
 		if perr != nil {
-			st.Close()
+			_ = st.Close()
 			return nil, usageErr{fmt.Errorf("%q: %w", id, perr)}
 		}
 		entry, err = st.Get(ctx, rid)
 	}
 	if err != nil {
-		st.Close()
+		_ = st.Close()
 		return nil, fmt.Errorf("%q: %w", id, err)
 	}
-	return &storeRun{entry: entry, where: st.Where(), close: func() { st.Close() },
+	return &storeRun{entry: entry, where: st.Where(), close: func() { _ = st.Close() },
 		open: func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, entry, name) }}, nil
 }
 
@@ -188,13 +188,13 @@ func loadRun(ctx context.Context, open opener) (report.Run, []string, error) {
 // loadPSI reads psi_series.json; without it the report shows the PSI
 // summaries with a notice.
 func loadPSI(ctx context.Context, open opener) (*artifact.PSISeries, string) {
-	data, err := readAll(ctx, open, artifact.FilePSISeries)
+	data, err := readAll(ctx, open, runs.FilePSISeries)
 	if err != nil {
-		return nil, fmt.Sprintf("%s unreadable: %v", artifact.FilePSISeries, err)
+		return nil, fmt.Sprintf("%s unreadable: %v", runs.FilePSISeries, err)
 	}
 	d, err := artifact.ReadPSISeries(data)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", artifact.FilePSISeries, err)
+		return nil, fmt.Sprintf("%s: %v", runs.FilePSISeries, err)
 	}
 	return d, ""
 }
@@ -319,7 +319,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	elapsed := time.Since(t0)
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like the export's
 		return fail(err)
 	}
 	path := filepath.Join(out, report.FileName)

@@ -14,6 +14,7 @@ import (
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/report"
+	"github.com/substrate/density/pkg/runs"
 )
 
 const testStart = int64(1710237600) // 2024-03-12T10:00:00Z
@@ -43,7 +44,7 @@ func writeStoredRun(t *testing.T, dir string, p50 float64, psi bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[artifact.FilePSISeries] = b
+		files[runs.FilePSISeries] = b
 	}
 	v := "42.5"
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, r),
@@ -222,7 +223,7 @@ func TestReportPSIFromPrometheus(t *testing.T) {
 	if !strings.Contains(exported, "<svg") {
 		t.Fatal("the export's report draws no PSI chart")
 	}
-	if err := os.Remove(filepath.Join(dir, artifact.FilePSISeries)); err != nil {
+	if err := os.Remove(filepath.Join(dir, runs.FilePSISeries)); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCmd(t, "--run-dir", dir)

@@ -139,6 +139,10 @@ func (g *gen) run() {
 		g.histograms()
 		g.actorGauges()
 	}
+	if sc.Ladder != nil {
+		g.ladderLoadgen()
+		g.ladderPostgres()
+	}
 	g.o.eof()
 }
 
@@ -426,6 +430,9 @@ func (g *gen) cpuUsage() {
 			}
 		}
 	}
+	if g.w.sc.Ladder != nil {
+		g.ladderCPU()
+	}
 }
 
 // wsModel is the true working set of a cgroup at t, in bytes.
@@ -497,6 +504,9 @@ func (g *gen) workingSet() {
 					Instance: w.nodes[n].name, Pod: labelValue(c.labels, "pod"), Bytes: s.V})
 			}
 		}
+	}
+	if w.sc.Ladder != nil {
+		g.ladderMemory()
 	}
 }
 
@@ -718,7 +728,7 @@ func (g *gen) histPoints(n int, os []obs, bounds []float64) ([]histPoint, []bool
 func (g *gen) actorGauges() {
 	w := g.w
 	noise := func(n int, real int64) float64 {
-		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64()
+		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64() //nolint:gosec // G404: deterministic by design
 	}
 	for _, fam := range []string{FamSampledActors, FamActorWorkSet} {
 		g.o.family(fam, "gauge")

@@ -30,6 +30,8 @@ func (s Scenario) validate() error {
 		return errors.New("pod capacity must be in 1..32767")
 	case s.LagS < 0:
 		return errors.New("lag must not be negative")
+	case s.Ladder != nil && (s.Lean || len(s.Ladder.Steps) == 0 || s.Ladder.LoadgenProcesses < 2):
+		return errors.New("a ladder needs steps, two load-generator processes and per-sample truth (not lean)")
 	case s.Redeploy != nil && s.AteapiDirect:
 		return errors.New("a frozen re-export needs the collector: redeploy and AteapiDirect exclude each other")
 	}
@@ -117,7 +119,7 @@ func Generate(s Scenario, dir string) (*Truth, error) {
 	g := &gen{w: w, o: &omWriter{w: bw, record: !s.Lean}, truth: t, lean: s.Lean, events: map[int][]event{}}
 	g.run()
 	if err := bw.Flush(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
@@ -135,11 +137,23 @@ func Generate(s Scenario, dir string) (*Truth, error) {
 	if !s.NoHistory {
 		t.Files = append(t.Files, HistoryFile)
 	}
+	if s.PhaseLogs {
+		if err := writePhaseLogs(w, dir, t); err != nil {
+			return nil, fmt.Errorf("writing pod logs: %w", err)
+		}
+	}
 	t.Files = append(t.Files, StatsFile)
 	if err := writeRunJSON(s, dir); err != nil {
 		return nil, err
 	}
 	t.Files = append(t.Files, RunFile)
+	if s.Ladder != nil {
+		if err := writeLadderLog(s, dir); err != nil {
+			return nil, err
+		}
+		t.Files = append(t.Files, LogsFile)
+		t.Ladder = ladderTruth(s, t.Exported)
+	}
 	t.SteadyStart, t.SteadyEnd, t.PeakUsers = SteadyWindow(t.Users, t.Start, t.End)
 	return t, nil
 }

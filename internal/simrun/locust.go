@@ -70,7 +70,7 @@ func writeLocust(w *world, dir string, t *Truth) error {
 		}
 		head = append(head, "Total Request Count", "Total Failure Count", "Total Median Response Time",
 			"Total Average Response Time", "Total Min Response Time", "Total Max Response Time", "Total Average Content Size")
-		hist.Write(head)
+		_ = hist.Write(head) // csv.Writer keeps the first error for Flush
 	}
 	pctRow := func(median, sig float64, n int64) []string {
 		out := make([]string, len(pctCols))
@@ -130,7 +130,7 @@ func writeLocust(w *world, dir string, t *Truth) error {
 			}
 			rows = append(rows, histRow(ts, u, "", "Aggregated", secReq, secFail, ag, 30, pctRow(30, 1.6, ag.req)))
 			for _, row := range rows {
-				hist.Write(row)
+				_ = hist.Write(row)
 			}
 		}
 		prevUsers = u
@@ -156,21 +156,21 @@ func writeLocust(w *world, dir string, t *Truth) error {
 	for _, p := range pctCols {
 		head = append(head, p.col)
 	}
-	cw.Write(head)
+	_ = cw.Write(head) // csv.Writer keeps the first error for Flush
 	dur := float64(w.end - w.start)
 	var total opAcc
 	total.min = math.Inf(1)
 	for i, op := range locustOps {
 		a := acc[i]
 		t.Stats = append(t.Stats, OpStats{Type: op.typ, Name: op.name, Requests: a.req, Failures: a.fail})
-		cw.Write(statsRow(op.typ, op.name, a, dur, op.median, pctRow(op.median, op.sig, a.req)))
+		_ = cw.Write(statsRow(op.typ, op.name, a, dur, op.median, pctRow(op.median, op.sig, a.req)))
 		total.req += a.req
 		total.fail += a.fail
 		total.sumMS += a.sumMS
 		total.min, total.max = math.Min(total.min, a.min), math.Max(total.max, a.max)
 	}
 	t.Stats = append(t.Stats, OpStats{Name: "Aggregated", Requests: total.req, Failures: total.fail})
-	cw.Write(statsRow("", "Aggregated", total, dur, 30, pctRow(30, 1.6, total.req)))
+	_ = cw.Write(statsRow("", "Aggregated", total, dur, 30, pctRow(30, 1.6, total.req)))
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("writing stats.csv: %w", err)

@@ -123,7 +123,16 @@ type Scenario struct {
 	CgroupFS bool // cgroupfs naming (/kubepods/pod<uid>) instead of systemd
 	OOMs     []OOMSpec
 
+	// Ladder drives load steps written to logs.txt, with the load
+	// generator's, Postgres exporter's and three components' series.
+	Ladder *LadderSpec
+
 	NoHistory bool // do not write stats_history.csv
+	// PhaseLogs writes the atelet and worker pod logs with the timing
+	// breakdown records of the modelled checkpoints and restores (under
+	// pod-logs/) and their expected phase rows (Truth.Phases). Off by
+	// default: the other scenarios' files stay as they are.
+	PhaseLogs bool
 	// Lean skips the distractor cgroups and keeps no per-sample truth
 	// (Truth.Exported and the observation lists stay empty): for "large".
 	Lean bool
@@ -211,6 +220,7 @@ func Scenarios() []Scenario {
 	out = append(out, demo)
 
 	out = append(out, Large(LargeParams{}))
+	out = append(out, LadderSteps())
 
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -261,4 +271,35 @@ func ByName(name string) (Scenario, bool) {
 		}
 	}
 	return Scenario{}, false
+}
+
+// LadderSteps is a paced ladder of five steps (ladder-steps.md): the log
+// has noise around the ladder lines, steps 3 and 5 keep the target
+// (`unchanged`), one load-generator process restarts inside step 2,
+// resume and pause fail in some steps, GetActorStatus fails only in
+// step 4, step 3 is shorter than the trim, step 4 falls short of its
+// target and step 5 has no end (no `Ladder complete`: the run time ran
+// out).
+func LadderSteps() Scenario {
+	s := base("ladder-steps", 71, 1710756000) // 2024-03-18 10:00:00Z
+	s.ScrapeS = 10
+	s.PreS, s.PostS = 120, 120
+	s.NodePods = []int{1, 1}
+	s.PodCapacity = 40
+	s.Load = []LoadPhase{{5, 10}, {300, 10}, {1, 20}, {299, 20}, {1, 30}, {19, 30}, {1, 40}, {299, 40}, {1, 50}, {124, 50}, {30, 0}}
+	f := func(x float64) *float64 { return &x }
+	s.Ladder = &LadderSpec{
+		StartMs:          5123,
+		LoadgenProcesses: 2,
+		RestartS:         5 + 300 + 150,
+		RestartDownS:     20,
+		Steps: []LadderStepSpec{
+			{Users: 10, TargetRPS: f(20), DurMs: 300_000, Achieved: 19.8, PauseFailS: 0.2, LatencyMS: 30},
+			{Users: 20, TargetRPS: f(40), DurMs: 300_000, Achieved: 41, ResumeFailS: 0.1, LatencyMS: 34},
+			{Users: 30, DurMs: 20_000, Achieved: 60, LatencyMS: 45},
+			{Users: 40, TargetRPS: f(120), DurMs: 300_000, Achieved: 104.5, ResumeFailS: 0.4, PauseFailS: 1, StatusFailS: 0.3, LatencyMS: 120},
+			{Users: 50, Achieved: 106, LatencyMS: 300},
+		},
+	}
+	return s
 }

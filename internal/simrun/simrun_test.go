@@ -67,7 +67,7 @@ func smallScenarios() []string {
 }
 
 func TestScenarioNames(t *testing.T) {
-	want := []string{"demo", "ladder", "large", "no-atelet", "no-history", "redeploy", "steady"}
+	want := []string{"demo", "ladder", "ladder-steps", "large", "no-atelet", "no-history", "redeploy", "steady"}
 	var got []string
 	for _, s := range Scenarios() {
 		got = append(got, s.Name)

@@ -169,17 +169,19 @@ type Restart struct {
 
 // Truth is the ground truth of one generated run.
 type Truth struct {
-	Scenario          string
-	TestName, Tag     string
-	Start, End        int64
-	LagS, Shift       int64
-	ScrapeS           int64
-	Users             []UserSample
-	SteadyStart       int64
-	SteadyEnd         int64
-	PeakUsers         float64
-	Nodes             []NodeInfo
-	Pods              []PodInfo
+	Scenario      string
+	TestName, Tag string
+	Start, End    int64
+	LagS, Shift   int64
+	ScrapeS       int64
+	Users         []UserSample
+	SteadyStart   int64
+	SteadyEnd     int64
+	PeakUsers     float64
+	Nodes         []NodeInfo
+	Pods          []PodInfo
+	// Phases is the phase breakdown truth (nil unless Scenario.PhaseLogs).
+	Phases            *PhaseTruth
 	PoolName          string
 	UnrelatedPoolName string // empty without an unrelated pool
 	Collectors        []string
@@ -198,6 +200,8 @@ type Truth struct {
 	Files []string
 	// OMBytes is the size of metrics.om.
 	OMBytes int64
+	// Ladder is the expected ladder rows (nil without a ladder).
+	Ladder *LadderTruth
 
 	w0         int64
 	nodeActors [][]int32

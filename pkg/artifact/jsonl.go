@@ -197,14 +197,20 @@ func ReadRows(r io.Reader) ([]Line, error) {
 // compared as they read back from a written row: bytes that are not UTF-8
 // are written as \udcXX escapes and read back as U+FFFD.
 func MatchRun(timestamp, tag, testName string) func(line []byte) bool {
+	return MatchRunFamily(timestamp, tag, testName, func(metric string) bool {
+		return metric == MetricServerSummary || metric == MetricTrialSummary
+	})
+}
+
+// MatchRunFamily is MatchRun for the rows whose metric family accepts.
+func MatchRunFamily(timestamp, tag, testName string, family func(metric string) bool) func(line []byte) bool {
 	timestamp, tag, testName = readBack(timestamp), readBack(tag), readBack(testName)
 	return func(line []byte) bool {
 		r, err := ParseRow(line)
 		if err != nil {
 			return false
 		}
-		return (r.Metric == MetricServerSummary || r.Metric == MetricTrialSummary) &&
-			r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
+		return family(r.Metric) && r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
 	}
 }
 
@@ -246,7 +252,9 @@ const maxReopen = 100
 // must not write to the orphan.
 func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 	for range maxReopen {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flag, 0o644)
+		// stats.jsonl is read by other tools and people, like Locust's own
+		// files; path is the run directory's, chosen by the operator.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flag, 0o644) //nolint:gosec // G302, G304: see above
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +263,7 @@ func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 			return nil, fmt.Errorf("locking: %w", err)
 		}
 		fi, ferr := f.Stat()
-		pi, perr := os.Stat(path)
+		pi, perr := os.Stat(path) //nolint:gosec // G703: the path opened above
 		if ferr == nil && perr == nil && os.SameFile(fi, pi) {
 			return f, nil
 		}

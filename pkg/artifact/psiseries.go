@@ -7,11 +7,7 @@ import (
 	"strings"
 
 	"github.com/substrate/density/pkg/harvest"
-	"github.com/substrate/density/pkg/runs"
 )
-
-// FilePSISeries is the export's PSI panel file, next to server_summary.json.
-const FilePSISeries = runs.FilePSISeries
 
 // PSISeries is psi_series.json (export.md): per scope and PSI resource the
 // distribution bands and top series of the run, so a stored run keeps its
@@ -101,7 +97,7 @@ func PSISeriesJSON(d *PSISeries) ([]byte, error) {
 }
 
 // ErrPSISeries wraps every ReadPSISeries failure.
-var ErrPSISeries = errors.New("invalid " + FilePSISeries)
+var ErrPSISeries = errors.New("invalid psi_series.json")
 
 // ReadPSISeries parses psi_series.json strictly: exactly the keys the writer
 // writes (in any order), integers where it writes integers, numbers or null

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -472,6 +473,60 @@ func TestRealAPIServer(t *testing.T) {
 		// The denied delete really left the pod in place.
 		if _, err := admin.CoreV1().Pods(apiWorkerNS).Get(ctx, "w-4", metav1.GetOptions{}); err != nil {
 			t.Fatalf("w-4 after the denied delete: %v", err)
+		}
+	})
+
+	t.Run("subject access reviews: pod logs in both namespaces, nothing broader", func(t *testing.T) {
+		ctx := apiCtx(t)
+		review := func(user, ns, verb, res, sub string) bool {
+			r, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{
+					User:               user,
+					Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + saNS, "system:authenticated"},
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: res, Subresource: sub},
+				},
+			}, metav1.CreateOptions{})
+			apiMust(t, "creating a SubjectAccessReview", err)
+			return r.Status.Allowed
+		}
+		sa := "system:serviceaccount:" + saNS + ":" + saName
+		const ateletNS = cluster.DefaultAteletNamespace
+		for _, tc := range []struct {
+			ns, verb, res, sub string
+			allowed            bool
+		}{
+			{apiWorkerNS, "list", "pods", "", true},
+			{apiWorkerNS, "get", "pods", "log", true},
+			{ateletNS, "list", "pods", "", true},
+			{ateletNS, "get", "pods", "log", true},
+			{apiWorkerNS, "list", "events", "", true},
+			{"", "list", "nodes", "", true},
+			{apiWorkerNS, "get", "pods", "", false},
+			{ateletNS, "get", "pods", "", false},
+			{apiWorkerNS, "watch", "pods", "", false},
+			{apiWorkerNS, "create", "pods", "exec", false},
+			{ateletNS, "create", "pods", "exec", false},
+			{apiWorkerNS, "get", "pods", "exec", false},
+			{apiWorkerNS, "get", "secrets", "", false},
+			{ateletNS, "get", "secrets", "", false},
+			{ateletNS, "list", "secrets", "", false},
+			{ateletNS, "list", "events", "", false},
+			{apiOtherNS, "get", "pods", "log", false},
+			{apiOtherNS, "list", "pods", "", false},
+			{"", "get", "pods", "log", false},
+			{"", "list", "pods", "", false},
+		} {
+			if got := review(sa, tc.ns, tc.verb, tc.res, tc.sub); got != tc.allowed {
+				t.Errorf("%s %s/%s in %q: allowed %v, want %v", tc.verb, tc.res, tc.sub, tc.ns, got, tc.allowed)
+			}
+		}
+		// Without the bindings (another service account of the same
+		// namespace), denied.
+		other := "system:serviceaccount:" + saNS + ":unbound"
+		for _, ns := range []string{apiWorkerNS, ateletNS} {
+			if review(other, ns, "get", "pods", "log") || review(other, ns, "list", "pods", "") {
+				t.Errorf("an unbound service account may read pod logs in %s", ns)
+			}
 		}
 	})
 

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"reflect"
 	"slices"
@@ -75,7 +76,7 @@ func manifestPermissions(t *testing.T) map[permission]bool {
 			}{b.Namespace, b.RoleRef, b.Subjects})
 		}
 	}
-	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}; !reflect.DeepEqual(kinds, want) {
+	if want := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding"}; !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("manifest kinds %v, want %v", kinds, want)
 	}
 	granted := map[permission]bool{}
@@ -114,7 +115,9 @@ func manifestPermissions(t *testing.T) map[permission]bool {
 // the manifest: each request is granted, and each grant is used.
 func TestRBACManifestIsExactlyWhatDiscoveryUses(t *testing.T) {
 	granted := manifestPermissions(t)
-	c := fake.NewClientset(pod("w1", onNode("n1")), node("n1", "2", "8Gi"))
+	atelet := pod("atelet-1", onNode("n1"))
+	atelet.Namespace, atelet.Labels = cluster.DefaultAteletNamespace, map[string]string{"app": "atelet"}
+	c := fake.NewClientset(pod("w1", onNode("n1")), node("n1", "2", "8Gi"), atelet)
 	ctx := context.Background()
 	o := cluster.DefaultOptions()
 	before, err := cluster.TakeSnapshot(ctx, c, o)
@@ -125,13 +128,26 @@ func TestRBACManifestIsExactlyWhatDiscoveryUses(t *testing.T) {
 	if err := cluster.CheckAccess(ctx, c, o); err != nil {
 		t.Fatal(err)
 	}
+	logs := cluster.ReadPodLogs(ctx, c, cluster.LogOptions{}, func(r io.Reader, _ cluster.LogSource) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+	if logs.PodsRead != 2 || logs.PodsFailed != 0 {
+		t.Fatalf("pod logs %+v", logs)
+	}
 	used := map[permission]bool{}
 	for _, a := range c.Actions() {
-		p := permission{a.GetVerb(), a.GetResource().Resource, a.GetNamespace()}
+		res := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			res += "/" + sub
+		}
+		p := permission{a.GetVerb(), res, a.GetNamespace()}
 		if a.GetResource().Group != "" {
 			t.Errorf("request to API group %q", a.GetResource().Group)
 		}
-		if _, isList := a.(k8stesting.ListAction); !isList || !granted[p] {
+		_, isList := a.(k8stesting.ListAction)
+		isLog := p.verb == "get" && res == "pods/log"
+		if (!isList && !isLog) || !granted[p] {
 			t.Errorf("request %+v is not granted by %s", p, rbacPath)
 		}
 		used[p] = true
@@ -146,7 +162,9 @@ func TestRBACManifestIsExactlyWhatDiscoveryUses(t *testing.T) {
 		slices.Sort(extra)
 		t.Errorf("granted but never used: %v", extra)
 	}
-	want := map[permission]bool{{"list", "nodes", ""}: true, {"list", "pods", o.WorkerNamespace}: true, {"list", "events", o.WorkerNamespace}: true}
+	want := map[permission]bool{{"list", "nodes", ""}: true, {"list", "pods", o.WorkerNamespace}: true, {"list", "events", o.WorkerNamespace}: true,
+		{"get", "pods/log", o.WorkerNamespace}:           true,
+		{"list", "pods", cluster.DefaultAteletNamespace}: true, {"get", "pods/log", cluster.DefaultAteletNamespace}: true}
 	if !reflect.DeepEqual(granted, want) {
 		t.Errorf("granted %v, want %v", granted, want)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,16 +22,22 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
+	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // Exit codes of the export (export.md).
 const (
-	ExitOK       = 0
-	ExitWrite    = 1 // the artifacts could not be written
-	ExitUsage    = 2 // bad flags or inputs; nothing written
-	exitCanceled = 130
+	ExitOK    = 0
+	ExitWrite = 1 // the artifacts could not be written
+	ExitUsage = 2 // bad flags or inputs; nothing written
+	// ExitGateFailed: a gate of --gates failed; every artifact was written.
+	ExitGateFailed = 3
+	exitCanceled   = 130
 )
 
 // Env is what the export takes from its surroundings; tests replace it.
@@ -95,6 +100,12 @@ type Outcome struct {
 	TrialWritten     bool
 	Run              runs.Run
 	PrometheusErrors int
+	// Ladder is the ladder evaluation (nil: not a ladder run, or
+	// --no-ladder); LadderWritten says its rows were written.
+	Ladder        *ladder.Result
+	LadderWritten bool
+	// PhaseRows is the number of phase_* rows written, the summary included.
+	PhaseRows int
 }
 
 // Run executes a validated export and returns the exit code.
@@ -123,6 +134,30 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 	if err := o.validate(); err != nil {
 		return usage(err)
+	}
+	if o.Gates == "" {
+		o.Gates = env.Getenv("GATES")
+	}
+	var gates *verdicts.Gates
+	if o.Gates != "" {
+		gs, err := command.ReadGates(o.Gates)
+		if err != nil {
+			return usage(err)
+		}
+		if gs.NeedsBaseline() && !o.Baseline.Set() {
+			return usage(&UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")})
+		}
+		if o.Baseline.Dir != "" && o.Baseline.Run != "" {
+			return usage(&UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")})
+		}
+		if o.Baseline.Dir != "" {
+			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
+				return usage(err)
+			}
+		}
+		gates = &gs
+	} else if o.JUnit != "" {
+		return usage(&UsageError{Err: errors.New("--junit needs --gates")})
 	}
 	metadata, err := frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata)
 	if err != nil {
@@ -180,27 +215,39 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 
-	// Kubernetes and Prometheus are read concurrently.
+	// Kubernetes (facts, then pod logs) and Prometheus are read
+	// concurrently.
 	var (
-		wg    sync.WaitGroup
-		res   *harvest.Result
-		after cluster.AfterRun
+		wg     sync.WaitGroup
+		res    *harvest.Result
+		after  cluster.AfterRun
+		phased *phaseResult
+		lad    *ladder.Result
 	)
-	wg.Add(2)
+	kube, kubeWhy := kubeClient(o, env)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		lad = evaluateLadder(ctx, client, o.Ladder, in.Ladder, in.LadderErr)
+	}()
 	go func() {
 		defer wg.Done()
 		res = harvest.Harvest(ctx, client, params)
 	}()
 	go func() {
 		defer wg.Done()
-		after = readCluster(ctx, o, env, in)
+		after = readCluster(ctx, o, kube, kubeWhy, in)
+		// The pod logs after the facts: one Kubernetes reader at a time.
+		phased = readPhases(ctx, o, kube, kubeWhy, in)
 	}()
 	wg.Wait()
 	res.SetKubernetes(kubernetesOOM(after))
 
-	out := &Outcome{Dir: outDir, Result: res, Run: run}
+	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
 	printBlocks(env.Stdout, res, o.Verbose)
 	printCluster(env.Stdout, after)
+	printPhases(env.Stdout, phased)
+	printLadder(env.Stdout, lad)
 	if o.Verbose {
 		for _, q := range res.Queries {
 			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
@@ -211,7 +258,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 
 	md := artifact.ServerMetadata{
-		TestName: run.TestName, Tag: run.Tag, PromURL: redactURL(o.PrometheusURL),
+		TestName: run.TestName, Tag: run.Tag, PromURL: promql.RedactURL(o.PrometheusURL),
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
 	}
 	doc, err := artifact.ServerSummaryJSON(md, res)
@@ -219,7 +266,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileServerSummary, err)
 		return out, ExitWrite
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	if err := os.MkdirAll(outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
 		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
 		return out, ExitWrite
 	}
@@ -259,9 +306,42 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
 	}
 
+	// The phase family follows, and is replaced only when this export
+	// produced it.
+	phaseRows := phased != nil && phased.Rows != nil
+	if phaseRows {
+		rows = append(rows, phased.Rows...)
+		out.PhaseRows = len(phased.Rows)
+	}
+	if lad != nil {
+		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
+			rows = append(rows, lr...)
+			out.LadderWritten = true
+		}
+	}
+	var gated *command.Gated
+	if gates != nil {
+		cand := verdicts.RunFromRows(rows)
+		cand.ID, cand.Start = outDir, run.Start
+		g, err := command.Evaluate(ctx, *gates, &cand, o.Baseline, o.Store)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
+			return out, ExitUsage
+		}
+		command.PrintResults(env.Stdout, g)
+		rows = append(rows, g.Rows...)
+		gated = &g
+	}
+
 	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
 	if o.Replace {
-		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, artifact.MatchRun(artifact.DataTimestamp(run.Start), run.Tag, run.TestName), rows...)
+		match := artifact.MatchRunFamily(artifact.DataTimestamp(run.Start), run.Tag, run.TestName, func(metric string) bool {
+			return metric == artifact.MetricServerSummary || metric == artifact.MetricTrialSummary ||
+				(phaseRows && phases.IsFamilyMetric(metric)) ||
+				(out.LadderWritten && ladder.IsLadderMetric(metric)) ||
+				(gated != nil && verdicts.IsGateMetric(metric))
+		})
+		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
@@ -271,7 +351,18 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
 	if o.Report {
-		writeReport(env, out, md, psiDoc, res, reportNotices)
+		writeReport(env, out, md, psiDoc, res, reportNotices, rows)
+	}
+	if gated != nil {
+		if o.JUnit != "" {
+			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
+				fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", o.JUnit, err)
+				return out, ExitWrite
+			}
+		}
+		if gated.Failed() {
+			return out, ExitGateFailed
+		}
 	}
 	return out, ExitOK
 }
@@ -283,10 +374,10 @@ func writePSISeries(env Env, out *Outcome, res *harvest.Result) (*artifact.PSISe
 	doc := artifact.NewPSISeries(res, out.Run.Start, out.Run.End)
 	data, err := artifact.PSISeriesJSON(doc)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", artifact.FilePSISeries, err)
+		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FilePSISeries, err)
 		return nil, false
 	}
-	out.PSISeries = filepath.Join(out.Dir, artifact.FilePSISeries)
+	out.PSISeries = filepath.Join(out.Dir, runs.FilePSISeries)
 	if err := artifact.WriteFileAtomic(out.PSISeries, data, 0o644); err != nil {
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
 		return nil, false
@@ -414,8 +505,7 @@ func kubeClient(o Options, env Env) (kubernetes.Interface, string) {
 
 // readCluster reads the facts after the run and the OOM deltas against the
 // before snapshot, when there is one.
-func readCluster(ctx context.Context, o Options, env Env, in runInputs) cluster.AfterRun {
-	c, why := kubeClient(o, env)
+func readCluster(ctx context.Context, o Options, c kubernetes.Interface, why string, in runInputs) cluster.AfterRun {
 	if c == nil {
 		r := cluster.ReadAfterRun(ctx, nil, o.clusterOptions(), nil, time.Time{}, time.Time{})
 		if why != "" {
@@ -565,14 +655,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// redactURL drops credentials from a URL before it is written or printed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.User = nil
-	return u.String()
 }

@@ -106,7 +106,13 @@ func TestCoverageFlagDefaults(t *testing.T) {
 		RunDir: dir, ActorsPerUser: 1, PrometheusURL: "http://prometheus.benchmarking.svc.cluster.local:9090",
 		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
 		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
-		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet", Report: true,
+		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+		Ladder: LadderOptions{Enabled: true, TrimStartS: 30, TrimEndS: 5, LogTZ: "UTC",
+			ResumeName: "ResumeActorCold", PauseName: "SuspendActorAsync",
+			AteapiNamespace: "ate-system", AteapiContainer: "ate-api-server", PostgresNamespace: "ate-system",
+			PostgresContainer: "postgres", FakeAteletNamespace: "ate-system", FakeAteletContainer: "fake-atelet",
+			MinAchieved: 0.95, MaxFailureRatio: 0.01},
+		PhaseBreakdown: true, Report: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -122,7 +128,8 @@ func TestCoverageFlagDefaults(t *testing.T) {
 var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test-name", "users", "u", "actors-per-user",
 	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
 	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
-	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before", "report"}
+	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before",
+	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb", "report"}
 
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
@@ -136,7 +143,7 @@ func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
 			t.Errorf("--help does not document --%s", f)
 		}
 	}
-	for _, s := range []string{"no-cluster-facts", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
+	for _, s := range []string{"no-cluster-facts", "no-phase-breakdown", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
 		if !strings.Contains(help, s) {
 			t.Errorf("--help does not mention %s", s)
 		}
@@ -149,14 +156,22 @@ func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
 func TestCoverageEveryFlagFromEnv(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	tok := filepath.Join(t.TempDir(), "token")
-	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "t0ken\n"})
+	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "t0ken\n", "profile.yaml": "- key: a\n  query: x\n  reduce: max\n"})
 	values := map[string]string{
+		"--ladder": "false", "--ladder-profile": filepath.Join(filepath.Dir(tok), "profile.yaml"), "--ladder-trim-start-s": "20",
+		"--ladder-trim-end-s": "2", "--log-tz": "Europe/Berlin", "--ladder-resume-name": "R", "--ladder-pause-name": "P",
+		"--ladder-ateapi-namespace": "a", "--ladder-ateapi-container": "b", "--ladder-postgres-namespace": "c",
+		"--ladder-postgres-container": "d", "--ladder-fake-atelet-namespace": "e", "--ladder-fake-atelet-container": "f",
+		"--ladder-min-achieved": "0.9", "--ladder-max-failure-ratio": "0.02",
 		"--run-dir": dir, "--out": out, "--start": "100", "--end": "200", "--tag": "g", "--test-name": "n", "--users": "30",
 		"--actors-per-user": "2", "--prometheus-url": "http://127.0.0.1:9", "--header": "X-Scope-OrgID: t1",
 		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
 		"--metadata": `{"a": 1}`, "--report": "false", "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
+		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
+		"--phase-breakdown": "false", "--phase-logs": out, "--phase-log-timeout": "5s", "--phase-max-log-mb": "8",
 	}
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}

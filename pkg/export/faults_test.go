@@ -570,7 +570,28 @@ func exportFaults(run *promtest.Run) []exportFault {
 				f.setPrometheus(p.URL)
 				f.note("a proxy replaces every sample value of the real answers with NaN, +Inf or -Inf")
 			},
-			promNull: true, says: []string{"null"}},
+			promNull: true, says: []string{"null"},
+			check: func(t *testing.T, f *faultFixture, _ exportRows, _ string) {
+				// A series whose every sample is NaN or ±Inf is no series:
+				// working_set counts are null, never 0.
+				b, err := os.ReadFile(filepath.Join(f.out, runs.FileServerSummary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					WS map[string]struct {
+						Count *int `json:"count"`
+					} `json:"working_set"`
+				}
+				if err := json.Unmarshal(b, &doc); err != nil {
+					t.Fatal(err)
+				}
+				for name, blk := range doc.WS {
+					if blk.Count != nil {
+						t.Errorf("working_set.%s.count = %d for series of NaN and ±Inf only, want null", name, *blk.Count)
+					}
+				}
+			}},
 		{fault: "Prometheus: partial data with warnings (Thanos/Mimir)", path: "export --run-dir",
 			setup: func(f *faultFixture) {
 				p := newFaultProxy(f.t, f.promURL, nil)
@@ -681,7 +702,7 @@ func expiringContinue(times int, note string) func(*faultFixture) {
 		srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
 			Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: times}}})
 		f.t.Cleanup(srv.Close)
-		f.kube = kubeClient1s(srv.URL, kubeToken)
+		f.kube = kubeClientTimeout(srv.URL, kubeToken, pagedListTimeout)
 		f.note(note)
 	}
 }
@@ -752,7 +773,7 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	e := newEnv(nil, nil)
-	e.Kube = kubeClient1s(kubeURL, kubeToken)
+	e.Kube = kubeClientTimeout(kubeURL, kubeToken, pagedListTimeout)
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != ExitOK {
 		t.Fatalf("--before: exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
@@ -764,10 +785,19 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
 }
 
 // kubeClient1s builds a real client-go clientset for a fake API server
-// with a 1 s request timeout.
+// with a 1 s request timeout (the rows whose server never answers).
 func kubeClient1s(u, token string) func(cluster.Access) (kubernetes.Interface, error) {
+	return kubeClientTimeout(u, token, time.Second)
+}
+
+// pagedListTimeout is the request timeout of the reads that list the
+// 1,100-pod paged cluster: one page takes longer than a second under the
+// race detector on a loaded 2-core machine.
+const pagedListTimeout = 30 * time.Second
+
+func kubeClientTimeout(u, token string, timeout time.Duration) func(cluster.Access) (kubernetes.Interface, error) {
 	return func(cluster.Access) (kubernetes.Interface, error) {
-		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, Timeout: time.Second})
+		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, Timeout: timeout})
 	}
 }
 

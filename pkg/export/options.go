@@ -12,6 +12,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // DefaultPrometheusURL is the in-cluster Prometheus service of the
@@ -50,7 +53,22 @@ type Options struct {
 	AteletNamespace string
 	AteletContainer string
 
+	// PhaseBreakdown reads the timing breakdown records (default on);
+	// PhaseBreakdownSet says it was given explicitly (a stored run reads
+	// the live pod logs only then).
+	PhaseBreakdown    bool
+	PhaseBreakdownSet bool
+	PhaseLogs         []string
+	PhaseLogTimeout   time.Duration
+	PhaseMaxLogMB     int
+
 	Metadata string
+	// Gates is a gates file (verdicts.md): the gate family is appended last
+	// and a failed gate exits 3. Baseline serves max_regression_pct gates;
+	// JUnit is where the JUnit XML of the gates goes ("" none).
+	Gates    string
+	Baseline command.BaselineFlags
+	JUnit    string
 	// Report writes report.html next to server_summary.json.
 	Report  bool
 	Replace bool
@@ -59,6 +77,8 @@ type Options struct {
 	// NoWait skips the lag wait (tests and re-harvests of old runs never
 	// wait anyway: the wait is until end+lag, which has passed).
 	NoWait bool
+
+	Ladder LadderOptions
 }
 
 // UsageError is a bad flag or input: exit code 2, nothing written.
@@ -81,6 +101,18 @@ func (h *headerList) Set(v string) error {
 		return fmt.Errorf("header %q is not 'Name: value'", v)
 	}
 	*h = append(*h, v)
+	return nil
+}
+
+// pathList is a repeatable path flag.
+type pathList []string
+
+func (p *pathList) String() string { return strings.Join(*p, ", ") }
+func (p *pathList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty path")
+	}
+	*p = append(*p, v)
 	return nil
 }
 
@@ -116,17 +148,26 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.WorkerPodRegex, "worker-pod-regex", "benchmark-ateom.*", "worker pod name regex")
 	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
 	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
+	fs.BoolVar(&o.PhaseBreakdown, "phase-breakdown", true, "read the atelet and worker pod logs and add the suspend/resume phase percentiles (--no-phase-breakdown switches it off)")
+	fs.Var((*pathList)(&o.PhaseLogs), "phase-logs", "read the timing breakdown records from this file or directory of *.log/*.json (kubectl logs dumps, a Cloud Logging export) instead of the Kubernetes API (repeatable)")
+	fs.DurationVar(&o.PhaseLogTimeout, "phase-log-timeout", cluster.DefaultLogTimeout, "timeout of each pod log read")
+	fs.IntVar(&o.PhaseMaxLogMB, "phase-max-log-mb", cluster.DefaultMaxLogBytes>>20, "most MiB read of one pod's log (the rest is cut, with a notice)")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
+	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
+	command.AddBaselineFlags(fs, &o.Baseline)
+	fs.StringVar(&o.JUnit, "junit", "", "with --gates: write JUnit XML of the gates to this file")
 	fs.BoolVar(&o.Report, "report", true, "write report.html next to server_summary.json (--no-report or REPORT=false skips it)")
 	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
+	ladderFlags(fs, &o.Ladder)
 	return fs
 }
 
-// ParseFlags parses `density export` arguments. --no-cluster-facts is
-// accepted as the negation of --cluster-facts.
+// ParseFlags parses `density export` arguments. --no-cluster-facts and
+// --no-ladder are accepted as the negations of --cluster-facts and
+// --ladder.
 func ParseFlags(args []string, output io.Writer) (Options, error) {
 	var o Options
 	// Errors are reported by the caller in one line; only --help prints the
@@ -137,6 +178,10 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 		switch a {
 		case "--no-cluster-facts", "-no-cluster-facts":
 			a = "--cluster-facts=false"
+		case "--no-ladder", "-no-ladder":
+			a = "--ladder=false"
+		case "--no-phase-breakdown", "-no-phase-breakdown":
+			a = "--phase-breakdown=false"
 		case "--no-report", "-no-report":
 			a = "--report=false"
 		}
@@ -154,13 +199,19 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 	if fs.NArg() > 0 {
 		return o, usageErrorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "phase-breakdown" {
+			o.PhaseBreakdownSet = true
+		}
+	})
 	return o, o.validate()
 }
 
 // FromEnv builds Options for `mage export [runDir]`: every flag is read from
 // the environment variable named like it in upper snake case
 // (--prometheus-url → PROMETHEUS_URL, --cluster-facts → CLUSTER_FACTS,
-// --header → HEADER with headers separated by newlines).
+// --header → HEADER with headers separated by newlines, --phase-logs →
+// PHASE_LOGS with one path per line).
 func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 	var o Options
 	fs := flagSet(&o, io.Discard)
@@ -174,7 +225,10 @@ func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 			return
 		}
 		values := []string{v}
-		if f.Name == "header" {
+		if f.Name == "phase-breakdown" {
+			o.PhaseBreakdownSet = true
+		}
+		if f.Name == "header" || f.Name == "phase-logs" {
 			values = strings.Split(strings.TrimSpace(v), "\n")
 		}
 		for _, one := range values {
@@ -235,6 +289,13 @@ func (o *Options) validate() error {
 		return usageErrorf("--timeout must not be negative")
 	case o.Users < 0 || o.ActorsPerUser < 0:
 		return usageErrorf("--users and --actors-per-user must not be negative")
+	case o.PhaseLogTimeout < 0:
+		return usageErrorf("--phase-log-timeout must not be negative")
+	case o.PhaseMaxLogMB < 1:
+		return usageErrorf("--phase-max-log-mb must be at least 1")
+	}
+	if _, err := phaseLogFiles(o.PhaseLogs); err != nil {
+		return err
 	}
 	u, err := url.Parse(o.PrometheusURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -254,5 +315,5 @@ func (o *Options) validate() error {
 			return usageErrorf("--bearer-token-file: %v", err)
 		}
 	}
-	return nil
+	return o.Ladder.validate()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // rawBands is psi_series.json's band set computed plainly from series read
@@ -104,12 +105,12 @@ func TestExportPSISeries(t *testing.T) {
 	if code := Main(context.Background(), args, e.Env); code != ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
-	path := filepath.Join(dir, artifact.FilePSISeries)
+	path := filepath.Join(dir, runs.FilePSISeries)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: %d bytes for a %d s run", artifact.FilePSISeries, len(data), tr.End-tr.Start)
+	t.Logf("%s: %d bytes for a %d s run", runs.FilePSISeries, len(data), tr.End-tr.Start)
 	doc, err := artifact.ReadPSISeries(data)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestExportPSISeries(t *testing.T) {
 		}
 	}
 	if !strings.Contains(e.out.String(), "wrote "+path) {
-		t.Errorf("no line for %s in %q", artifact.FilePSISeries, e.out.String())
+		t.Errorf("no line for %s in %q", runs.FilePSISeries, e.out.String())
 	}
 }
 
@@ -193,7 +194,7 @@ func TestExportPSISeriesUnreachable(t *testing.T) {
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "2s"}, e.Env); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
-	data, err := os.ReadFile(filepath.Join(dir, artifact.FilePSISeries))
+	data, err := os.ReadFile(filepath.Join(dir, runs.FilePSISeries))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 )
 
 // writeReport writes report.html next to server_summary.json from the
-// export's own result, its PSI bands and its notices. A report that cannot
+// export's own result, its PSI bands, its notices and its other rows
+// (gates, phases, ladder). A report that cannot
 // be rendered or written is a notice (export.md), never a failed export:
 // the artifacts it describes are already written.
-func writeReport(env Env, out *Outcome, md artifact.ServerMetadata, psi *artifact.PSISeries, res *harvest.Result, notices []string) {
+func writeReport(env Env, out *Outcome, md artifact.ServerMetadata, psi *artifact.PSISeries, res *harvest.Result, notices []string, rows []artifact.Row) {
 	in := report.Input{
 		Run:         report.Run{Meta: md, Result: res},
 		PSI:         psi,
@@ -23,6 +24,11 @@ func writeReport(env Env, out *Outcome, md artifact.ServerMetadata, psi *artifac
 	}
 	if out.TrialWritten {
 		in.Trial = out.Trial
+	}
+	for _, r := range rows {
+		if r.Metric != artifact.MetricServerSummary && r.Metric != artifact.MetricTrialSummary {
+			in.Rows = append(in.Rows, r)
+		}
 	}
 	page, err := report.Render(in)
 	if err == nil {

@@ -27,7 +27,11 @@ type runInputs struct {
 	HasStatsRows bool
 	Status       *runs.Status
 	Before       []byte // cluster_before.json, nil when absent
-	Notices      []string
+	// Ladder is logs.txt's ladder (nil: no logs.txt or --no-ladder);
+	// LadderErr says logs.txt could not be read.
+	Ladder    *runs.Ladder
+	LadderErr error
+	Notices   []string
 }
 
 // opener opens one of a run's files; fs.ErrNotExist when it is absent.
@@ -177,6 +181,7 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 		in.Before = nil
 		in.Notices = append(in.Notices, fmt.Sprintf("%s unreadable: %v", runs.FileClusterBefore, err))
 	}
+	in.Ladder, in.LadderErr = readLadderLog(ctx, o.Ladder, open)
 	return in, nil
 }
 

@@ -62,8 +62,8 @@ func (r *Result) SetKubernetes(k KubernetesOOM) {
 		reason = "unknown"
 	}
 	vals := r.OOM.Values()
-	for i, k := range OOMKeys[2:] {
-		if vals[i+2] == nil {
+	for i, k := range OOMKeys {
+		if i >= 2 && vals[i] == nil {
 			kept = append(kept, Notice{Block: BlockOOM, Field: k, Reason: "null: " + reason})
 		}
 	}

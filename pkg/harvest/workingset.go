@@ -211,6 +211,9 @@ type wsFold struct {
 	at      map[int64]*wsAgg
 	steady  []float64
 	counted map[string]struct{}
+	// finite is whether any series had a finite sample: series whose every
+	// sample is NaN or ±Inf are no series at all (count null, not 0).
+	finite bool
 }
 
 type wsAgg struct{ sum, max float64 }
@@ -228,6 +231,7 @@ func (f *wsFold) add(id string, samples []promql.Sample, scale float64, shift in
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
+		f.finite = true
 		t := smp.T - shift
 		if a := f.at[t]; a == nil {
 			f.at[t] = &wsAgg{sum: v, max: v}
@@ -247,6 +251,11 @@ func (f *wsFold) add(id string, samples []promql.Sample, scale float64, shift in
 
 func (f *wsFold) block(name string) (WSBlock, []Notice) {
 	b := WSBlock{Summary: percentile.OfInPlace(f.steady), Count: ptr(len(f.counted)), Timeseries: make([]WSPoint, 0, len(f.at))}
+	if !f.finite {
+		b.Count = nil
+		return b, []Notice{{Block: BlockWorkingSet, Field: name, Kind: Absent,
+			Reason: "null: every sample of its series is NaN or ±Inf (nothing was measured)"}}
+	}
 	for _, t := range sortedKeys(f.at) {
 		b.Timeseries = append(b.Timeseries, WSPoint{Timestamp: t, TotalGB: percentile.Round4(f.at[t].sum), MaxGB: percentile.Round4(f.at[t].max)})
 	}

@@ -233,6 +233,9 @@ func (d *Datasource) newMux() *datasource.QueryTypeMux {
 		QuerySummary:      d.handleSummary,
 		QueryTests:        d.handleTests,
 		QueryAnnotations:  d.handleAnnotations,
+		QueryGates:        d.handleGates,
+		QueryCompare:      d.handleCompare,
+		QueryChangePoints: d.handleChangePoints,
 	}
 	for _, name := range QueryTypes {
 		m.Handle(name, d.adapt(handlers[name]))

@@ -29,12 +29,16 @@ const (
 	QuerySummary      = "summary"
 	QueryTests        = "tests"
 	QueryAnnotations  = "annotations"
+	QueryGates        = "gates"
+	QueryCompare      = "compare"
+	QueryChangePoints = "changePoints"
 )
 
 // QueryTypes lists every query type the mux serves.
 var QueryTypes = []string{
 	QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
 	QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
+	QueryGates, QueryCompare, QueryChangePoints,
 }
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
@@ -54,6 +58,11 @@ type queryModel struct {
 	Series string `json:"series,omitempty"`
 	// grid is the request's panel resolution (Interval, MaxDataPoints).
 	grid panelGrid
+	// Baseline and Candidate are the run ids of `compare`.
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	// Keys limits `changePoints` (a list or a comma-separated string).
+	Keys runRef `json:"keys"`
 }
 
 // runRef is `run`: one id, `latest`, `range`, or a list of ids (a

@@ -16,6 +16,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+
+	"github.com/substrate/density/pkg/promql"
 )
 
 // Defaults of the jsonData settings (datasource.md "Fixed names";
@@ -94,6 +96,10 @@ type Settings struct {
 	// MaxSeries is the most per-node or per-pod series a panel gets before
 	// it shows distribution bands and the TopSeries series instead.
 	MaxSeries, TopSeries int
+
+	// Gates is the text of a gates file (verdicts.md) for the `gates`
+	// query; it is parsed by the query, so a bad file fails only that query.
+	Gates string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -134,6 +140,7 @@ type jsonData struct {
 	PreferStored           *bool      `json:"preferStored"`
 	MaxSeries              flexNumber `json:"maxSeries"`
 	TopSeries              flexNumber `json:"topSeries"`
+	Gates                  string     `json:"gates"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -194,6 +201,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	out := Settings{
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
+		Gates:           jd.Gates,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
@@ -301,7 +309,7 @@ func validatePrometheusURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// The raw URL may hold user:password; name only what is safe.
-		return fmt.Errorf("%w (%s)", ErrInvalidURL, redactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidURL, promql.RedactURL(raw))
 	}
 	return nil
 }
@@ -312,26 +320,13 @@ func validateStoreURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
 	}
 	switch u.Scheme {
 	case "file", "gs", "s3", "azblob":
 		return nil
 	}
-	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, redactURL(raw))
-}
-
-// redactURL keeps scheme, host and path of a URL for messages; user info
-// and query (where signed URLs keep tokens) are dropped.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "unparseable URL"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
+	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
 }
 
 // URLHost returns the host part of a URL for health and error messages
@@ -339,7 +334,7 @@ func redactURL(raw string) string {
 func URLHost(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return redactURL(raw)
+		return promql.RedactURL(raw)
 	}
 	return u.Host
 }

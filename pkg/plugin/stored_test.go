@@ -26,7 +26,7 @@ const day = 86400
 
 // exportedRun runs `density export` on the env's simulated run against its
 // real Prometheus and returns the artifacts' directory.
-func exportedRun(t *testing.T, e *env) string {
+func exportedRun(t testing.TB, e *env) string {
 	t.Helper()
 	r, _ := promCache.Prometheus(t, e.name)
 	dir := t.TempDir()
@@ -55,7 +55,7 @@ func exportedRun(t *testing.T, e *env) string {
 // of the same test k days later (a nightly run Prometheus never held): its
 // server_summary.json and stats.jsonl rows with every time moved by k days.
 // It returns the run's id and its stored server_summary measurements.
-func storeShifted(t *testing.T, e *env, exported string, k int64) (string, artifact.Object) {
+func storeShifted(t testing.TB, e *env, exported string, k int64) (string, artifact.Object) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
 	if err != nil {
@@ -410,4 +410,118 @@ func promQuantile(phi float64, sorted []float64) float64 {
 	hi := math.Min(lo+1, float64(len(sorted)-1))
 	w := rank - lo
 	return sorted[int(lo)]*(1-w) + sorted[int(hi)]*w
+}
+
+// BenchmarkStoredTrend is the Runs over time summary panel over 30 stored
+// nightly runs: cold (a new datasource instance each time) and cached, with
+// the Prometheus requests per load.
+func BenchmarkStoredTrend(b *testing.B) {
+	e := newEnv(b, "steady")
+	exported := exportedRun(b, e)
+	for k := int64(1); k <= 30; k++ {
+		storeShifted(b, e, exported, k)
+	}
+	proxy := newCountingProxy(b, e.prom.URL)
+	e.promURL = proxy.URL
+	e.jsonData["discoverRuns"] = false
+	tr := e.truth
+	e.now = time.Unix(tr.End+40*day, 0)
+	qs := q("A", tr.Start+day-600, tr.Start+30*day+600, map[string]any{"queryType": "summary", "run": "range"})
+	for _, mode := range []string{"cold", "cached"} {
+		b.Run(mode, func(b *testing.B) {
+			base := e.uid
+			i := 0
+			for b.Loop() {
+				if mode == "cold" {
+					i++
+					e.uid = base + "-cold-" + strconv.Itoa(i)
+				}
+				resp := e.query(b, e.client(b), qs)["A"]
+				if resp.Error != nil || resp.Frames[0].Rows() != 30 {
+					b.Fatalf("%v, %d rows", resp.Error, resp.Frames[0].Rows())
+				}
+			}
+			e.uid = base
+			b.ReportMetric(float64(proxy.n.Load())/float64(b.N), "prom-requests/op")
+		})
+	}
+}
+
+// The reference runner's artifacts: working_set.ateom is the worker block,
+// a missing oom_events block is harvested (Prometheus still has the run),
+// and a nested trial_summary maps ap_ratio_* to actors_per_pod_*.
+func TestReferenceRunnerArtifacts(t *testing.T) {
+	e := newEnv(t, "steady")
+	exported := exportedRun(t, e)
+	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := artifact.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref artifact.Object
+	var worker any
+	for _, f := range doc.(artifact.Object) {
+		switch f.Key {
+		case "oom_events":
+			continue
+		case "working_set":
+			var ws artifact.Object
+			for _, g := range f.Value.(artifact.Object) {
+				if g.Key == "worker" {
+					g.Key, worker = "ateom", g.Value
+				}
+				ws = append(ws, g)
+			}
+			f.Value = ws
+		}
+		ref = append(ref, f)
+	}
+	rb, err := artifact.MarshalIndent(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := e.truth
+	trial := `{"timestamp": "` + artifact.DataTimestamp(tr.Start) + `", "tag": "` + tr.Tag + `", "test_name": "` + tr.TestName +
+		`", "metric": "trial_summary", "measurements": {"raw_configuration": {"node_count": 3, "machine_type": "n2-standard-8"}, "frontiers": {"ap_ratio_p50": 2.5, "ap_ratio_p99": 4.0}}}` + "\n"
+	for name, content := range map[string][]byte{runs.FileServerSummary: rb, runs.FileStatsJSONL: []byte(trial)} {
+		if err := os.WriteFile(filepath.Join(e.runDir(), name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.client(t)
+	resp := e.query(t, c,
+		q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "workingSet", "run": e.runID, "block": "worker"}),
+		q("B", tr.Start-600, tr.End+600, map[string]any{"queryType": "oomEvents", "run": e.runID}),
+		q("C", tr.Start-600, tr.End+600, map[string]any{"queryType": "frontier", "run": e.runID}))
+	for _, r := range resp {
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	wantP99 := func() any {
+		for _, f := range worker.(artifact.Object) {
+			if f.Key == "summary" {
+				v, _ := f.Value.(artifact.Object).Get("p99")
+				return v
+			}
+		}
+		return nil
+	}()
+	if got, _ := field(t, resp["A"].Frames[1], "p99").ConcreteAt(0); got != wantP99 {
+		t.Errorf("worker p99 %v, stored ateom p99 %v", got, wantP99)
+	}
+	h := e.expected(t)
+	if got, ok := field(t, resp["B"].Frames[0], "node").ConcreteAt(0); !ok || h.OOM.Node == nil || got != *h.OOM.Node {
+		t.Errorf("oom node %v, harvest %v", got, h.OOM.Node)
+	}
+	if !strings.Contains(noticeTexts(resp["A"]), "source: results store") || strings.Contains(noticeTexts(resp["B"]), "source: results store") {
+		t.Errorf("sources:\nworkingSet %s\noomEvents %s", noticeTexts(resp["A"]), noticeTexts(resp["B"]))
+	}
+	f := resp["C"].Frames[0]
+	if got, _ := field(t, f, "actors_per_pod_p50").ConcreteAt(0); got != 2.5 {
+		t.Errorf("actors_per_pod_p50 %v, want 2.5 from ap_ratio_p50", got)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/runs"
@@ -87,7 +88,7 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 		t.notices = append(t.notices, fmt.Sprintf("run %s has no trial_summary row in its stored %s: cluster facts and frontiers are null (they are never read from today's cluster for a stored run)", e.ID, runs.FileStatsJSONL))
 		return t
 	}
-	for _, f := range s.trial.Measurements {
+	for _, f := range artifact.FlatTrialMeasurements(s.trial.Measurements) {
 		switch v := f.Value.(type) {
 		case string:
 			t.put(f.Key, &v)

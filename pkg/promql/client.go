@@ -576,3 +576,16 @@ func apiFailure(resp *http.Response, body []byte) ([]string, error) {
 	}
 	return env.Warnings, &v1.Error{Type: env.ErrorType, Msg: env.Error}
 }
+
+// RedactURL is a URL as this project shows or records it (server_summary's
+// prom_url, notices, health messages): scheme, host and path, without user
+// info, query or fragment (where tokens and signed parameters live). An
+// unparseable URL reads "unparseable URL".
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "unparseable URL"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}

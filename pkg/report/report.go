@@ -28,6 +28,7 @@ import (
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // FileName is the report's name next to server_summary.json.
@@ -482,27 +483,16 @@ func intFigure(key, label string, v *int64) figure {
 
 // NoisePct is the compare column's noise band: |Δ%| at most this is same
 // (verdicts.md's default noise_pct).
-const NoisePct = 2.0
+const NoisePct = verdicts.DefaultNoisePct
 
-// direction is which way a figure improves (verdicts.md): "higher",
-// "lower", "none" (shown as changed / same), or "" for keys left out of
-// comparison (timestamps, metadata).
+// direction is which way a figure improves (pkg/verdicts' key table):
+// "higher", "lower", "none" (shown as changed / same), or "" for keys left
+// out of comparison (timestamps, metadata).
 func direction(key string) string {
-	switch {
-	case key == "run_start" || key == "run_end" || strings.HasPrefix(key, "metadata_"):
+	if verdicts.Excluded(key) {
 		return ""
-	case isFrontier(key), strings.HasPrefix(key, "actors_per_"), strings.HasPrefix(key, "cluster_packing_"),
-		strings.HasPrefix(key, "active_actors_"), key == "checkpoint_mb_s":
-		return "higher"
-	case strings.HasPrefix(key, "psi_"), strings.HasPrefix(key, "pod_psi_"), strings.HasPrefix(key, "snapshot_size_"),
-		strings.HasPrefix(key, "working_set_"), strings.HasPrefix(key, "oom_events_"), strings.Contains(key, "failure"):
-		return "lower"
-	case strings.HasSuffix(key, "_rps"), strings.HasSuffix(key, "_per_s"), strings.HasSuffix(key, "_mb_s"):
-		return "higher"
-	case strings.HasSuffix(key, "_s"), strings.HasSuffix(key, "_ms"):
-		return "lower"
 	}
-	return "none"
+	return verdicts.DirectionOf(key).String()
 }
 
 // verdict compares a figure with the baseline's: same when |Δ%| ≤

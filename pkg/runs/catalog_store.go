@@ -22,6 +22,8 @@ import (
 	_ "gocloud.dev/blob/gcsblob"
 	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/substrate/density/pkg/promql"
 )
 
 // Store layout segments (runs.md "Run catalogs").
@@ -79,9 +81,7 @@ func storeURL(raw string) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("results store URL: not a URL")
 	}
-	safe := *u
-	safe.User, safe.RawQuery, safe.Fragment = nil, "", ""
-	where := safe.String()
+	where := promql.RedactURL(raw)
 	switch u.Scheme {
 	case "file":
 		return u.String(), where, nil
@@ -577,4 +577,33 @@ func withReader[T any](ctx context.Context, s *Store, key string, f func(io.Read
 		return zero, fmt.Errorf("reading %s from results store %s: %w", key, s.where, err)
 	}
 	return v, nil
+}
+
+// ReadTestFile reads a file kept beside a test's runs
+// (runs/<test_name>/<name>, e.g. acks.yaml), at most limit bytes. A file
+// that does not exist gives nil and no error.
+func (s *Store) ReadTestFile(ctx context.Context, testName, name string, limit int64) ([]byte, error) {
+	if err := ValidSegment(testName); err != nil {
+		return nil, fmt.Errorf("test name %q: %w", testName, err)
+	}
+	if err := ValidSegment(name); err != nil {
+		return nil, fmt.Errorf("file name %q: %w", name, err)
+	}
+	key := storeRunsDir + testName + "/" + name
+	r, err := s.bucket.NewReader(ctx, key, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.readErr(key, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from results store %s: %w", key, s.where, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s in results store %s: larger than %d bytes", key, s.where, limit)
+	}
+	return b, nil
 }

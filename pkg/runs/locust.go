@@ -296,7 +296,7 @@ func pyToASCII(s string) (string, bool) {
 			if !ok {
 				return "", false
 			}
-			b.WriteByte(byte('0' + d))
+			b.WriteByte("0123456789"[d])
 		}
 	}
 	return b.String(), true
@@ -306,14 +306,15 @@ func pyToASCII(s string) (string, bool) {
 // characters come in contiguous runs of ten starting at zero (a Unicode
 // stability guarantee), and Go's table ranges start at a zero.
 func decimalValue(r rune) (int, bool) {
+	v := int64(r) // every table bound fits, whatever its width
 	for _, rg := range unicode.Nd.R16 {
-		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
-			return int(r-rune(rg.Lo)) % 10, true
+		if lo := int64(rg.Lo); v >= lo && v <= int64(rg.Hi) {
+			return int((v - lo) % 10), true
 		}
 	}
 	for _, rg := range unicode.Nd.R32 {
-		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
-			return int(r-rune(rg.Lo)) % 10, true
+		if lo := int64(rg.Lo); v >= lo && v <= int64(rg.Hi) {
+			return int((v - lo) % 10), true
 		}
 	}
 	return 0, false

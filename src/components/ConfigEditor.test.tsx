@@ -112,6 +112,8 @@ describe('ConfigEditor emits settings', () => {
     ['Request timeout (s)', '12', { timeoutSeconds: 12 }],
     ['Max queries in flight', '4', { maxConcurrentQueries: 4 }],
     ['Cache entries', '1024', { cacheEntries: 1024 }],
+    ['Max series', '20', { maxSeries: 20 }],
+    ['Top series', '5', { topSeries: 5 }],
     ['Max response (MiB)', '32', { maxResponseBytes: 33554432 }],
     ['Atelet lag (s)', '2.6', { ateletLagSeconds: 3 }],
   ])('%s = %s', async (label, value, want) => {
@@ -138,6 +140,13 @@ describe('ConfigEditor emits settings', () => {
     const { last } = setup();
     await userEvent.click(screen.getByLabelText('Discover runs'));
     expect(last().jsonData).toEqual({ discoverRuns: false });
+  });
+
+  it('prefers stored artifacts by default and can force the harvest', async () => {
+    const { last } = setup();
+    expect(screen.getByLabelText('Prefer stored')).toBeChecked();
+    await userEvent.click(screen.getByLabelText('Prefer stored'));
+    expect(last().jsonData).toEqual({ preferStored: false });
   });
 });
 

@@ -1,4 +1,5 @@
 import React, { ChangeEvent, useState } from 'react';
+import { css } from '@emotion/css';
 import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana/data';
 import { Auth, AuthMethod, ConfigSection, ConfigSubSection, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import {
@@ -24,7 +25,9 @@ type NumberKey =
   | 'timeoutSeconds'
   | 'maxConcurrentQueries'
   | 'liveFactsMaxAgeSeconds'
-  | 'cacheEntries';
+  | 'cacheEntries'
+  | 'maxSeries'
+  | 'topSeries';
 type TextKey =
   | 'resultsStore'
   | 'userCountQuery'
@@ -207,6 +210,19 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'A local path, file://, gs://bucket/prefix, s3://bucket/prefix or azblob://container/prefix. Leave empty to use Prometheus discovery only.',
           'gs://bucket/prefix (optional)'
         )}
+        <InlineField
+          label="Prefer stored"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-preferStored"
+          tooltip="Read a stored run's numbers from its artifacts (server_summary.json, stats.jsonl, psi_series.json) with no Prometheus request. Off forces the harvest, e.g. to check an artifact."
+        >
+          <InlineSwitch
+            id="density-preferStored"
+            value={jsonData.preferStored ?? DEFAULTS.preferStored}
+            onChange={(e: React.FormEvent<HTMLInputElement>) => setJson('preferStored', e.currentTarget.checked)}
+            disabled={options.readOnly}
+          />
+        </InlineField>
         <ConfigSubSection
           title="Run discovery from Prometheus"
           description="A run is an interval in which the user-count series is above 0; runs are split where it stays at 0 or absent for longer than the gap."
@@ -366,6 +382,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'Harvested blocks of finished runs kept in memory (LRU).',
           String(DEFAULTS.cacheEntries)
         )}
+        {numberField(
+          'maxSeries',
+          'Max series',
+          'Per-node or per-pod series a PSI panel shows; above this it shows bands across the series (min, p50, p90, p99, max) and the top series.',
+          String(DEFAULTS.maxSeries)
+        )}
+        {numberField(
+          'topSeries',
+          'Top series',
+          'Series with the highest peak shown with the bands.',
+          String(DEFAULTS.topSeries)
+        )}
         <InlineField
           label="Max response (MiB)"
           labelWidth={LABEL_WIDTH}
@@ -401,6 +429,8 @@ const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'timeoutSeconds',
   'maxConcurrentQueries',
   'cacheEntries',
+  'maxSeries',
+  'topSeries',
   'maxResponseBytes',
 ];
 
@@ -449,7 +479,7 @@ function PrometheusAuth({ options, onOptionsChange }: Props) {
     >
       <SecretInput
         id="density-bearerToken"
-        width={40}
+        width={36}
         isConfigured={Boolean(secureFields.bearerToken)}
         value={secureData.bearerToken ?? ''}
         placeholder="Token"
@@ -468,19 +498,31 @@ function PrometheusAuth({ options, onOptionsChange }: Props) {
   );
 
   return (
-    <Auth
-      {...legacy}
-      selectedMethod={selectedMethod}
-      onAuthMethodSelect={onAuthMethodSelect}
-      visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
-      customMethods={[
-        {
-          id: BEARER_METHOD,
-          label: 'Bearer token',
-          description: 'Send a static token in the Authorization header',
-          component: bearer,
-        },
-      ]}
-    />
+    <div className={authStyles}>
+      <Auth
+        {...legacy}
+        selectedMethod={selectedMethod}
+        onAuthMethodSelect={onAuthMethodSelect}
+        visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
+        customMethods={[
+          {
+            id: BEARER_METHOD,
+            label: 'Bearer token',
+            description: 'Send a static token in the Authorization header',
+            component: bearer,
+          },
+        ]}
+      />
+    </div>
   );
 }
+
+/**
+ * plugin-ui's custom header gives its value input min-width: 100%, so the
+ * Reset button of a configured value is pushed out of its field and drawn
+ * over the remove-header button. Letting that input shrink keeps Reset in
+ * the field. (Found in Chromium by internal/gallerytest; jsdom has no layout.)
+ */
+const authStyles = css({
+  'div:has(> div > input[id^="custom-header-"][id$="-value-input"])': { minWidth: 0, flexGrow: 1 },
+});

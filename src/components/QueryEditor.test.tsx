@@ -73,7 +73,7 @@ describe('QueryEditor renders', () => {
 
   const perType: Array<[DensityQuery['queryType'], string[], string[]]> = [
     ['packing', ['Run'], ['Scope', 'Resource', 'Block', 'Test name', 'Tag']],
-    ['psi', ['Run', 'Scope', 'Resource'], ['Block', 'Test name']],
+    ['psi', ['Run', 'Scope', 'Resource', 'Series'], ['Block', 'Test name']],
     ['snapshots', ['Run'], ['Scope', 'Block', 'Test name']],
     ['activeActors', ['Run'], ['Scope', 'Block', 'Test name']],
     ['workingSet', ['Run', 'Block'], ['Scope', 'Resource', 'Test name']],
@@ -145,6 +145,8 @@ describe('QueryEditor emits queries', () => {
     [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Pod', { scope: 'pod' }],
     [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'I/O', { resource: 'io' }],
     [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Memory', { resource: 'memory' }],
+    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'All', { series: 'all' }],
+    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Bands', { series: 'bands' }],
     [{ queryType: 'workingSet', block: 'node' }, 'Per actor', { block: 'per_actor' }],
     [{ queryType: 'workingSet', block: 'node' }, 'Atelet', { block: 'atelet' }],
     [{ queryType: 'workingSet', block: 'node' }, 'Worker', { block: 'worker' }],

@@ -25,6 +25,7 @@ import {
   RUN_LATEST,
   RUN_RANGE,
   Scope,
+  SeriesMode,
   SCOPES,
 } from '../types';
 import { RunPicker } from './RunPicker';
@@ -92,14 +93,19 @@ const BLOCK_OPTIONS = BLOCKS.map((b) => ({ value: b, label: BLOCK_LABELS[b] }));
 const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
 /** Per-type option keys; anything not listed for the new type is dropped when the type changes. */
 const TYPE_KEYS: Partial<Record<QueryType, Array<keyof DensityQuery>>> = {
-  psi: ['scope', 'resource'],
+  psi: ['scope', 'resource', 'series'],
   workingSet: ['block'],
   runs: ['testName', 'tag'],
   frontier: ['testName', 'tag'],
   summary: ['testName', 'tag'],
   annotations: ['testName', 'tag'],
 };
-const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'block', 'testName', 'tag'];
+const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'series', 'block', 'testName', 'tag'];
+const SERIES_OPTIONS = [
+  { value: 'auto' as SeriesMode, label: 'Auto', description: 'Bands across the series above the datasource\'s maxSeries' },
+  { value: 'bands' as SeriesMode, label: 'Bands', description: 'min, p50, p90, p99, max across the series and the top series' },
+  { value: 'all' as SeriesMode, label: 'All', description: 'Every series (at panel resolution)' },
+];
 
 const LABEL_WIDTH = 14;
 
@@ -191,6 +197,14 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
               options={RESOURCE_OPTIONS}
               value={query.resource ?? 'cpu'}
               onChange={(resource) => change({ ...query, resource })}
+            />
+          </InlineField>
+          <InlineField label="Series" labelWidth={LABEL_WIDTH} tooltip="How many series the panel shows">
+            <RadioButtonGroup<SeriesMode>
+              aria-label="Series"
+              options={SERIES_OPTIONS}
+              value={query.series ?? 'auto'}
+              onChange={(series) => change({ ...query, series: series === 'auto' ? undefined : series })}
             />
           </InlineField>
         </InlineFieldRow>

@@ -1,0 +1,99 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/verdicts"
+	"github.com/substrate/density/pkg/verdicts/command"
+)
+
+// maxAcksBytes bounds a stored acks.yaml.
+const maxAcksBytes = 1 << 20
+
+// handleChangePoints answers `changePoints`: the change points (verdicts.md)
+// across the stored runs of testName starting in the dashboard range, with
+// the store's acks.yaml applied; option keys limits the keys searched.
+func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if m.TestName == "" {
+		return errorResponse(badRequest("changePoints needs testName"))
+	}
+	if v, ok := unresolvedVariable(m.TestName); ok {
+		return errorResponse(badRequest("changePoints: the dashboard variable $%s is not set", v))
+	}
+	if d.catalogs.Store == nil {
+		return errorResponse(badRequest("changePoints reads stored runs: configure a results store"))
+	}
+	from, to := q.TimeRange.From.Unix(), q.TimeRange.To.Unix()
+	all, err := command.LoadTest(ctx, d.catalogs.Store, m.TestName, from)
+	if err != nil {
+		return errorResponse(withStatus(backend.StatusBadGateway, err))
+	}
+	inRange := all[:0]
+	for _, r := range all {
+		if r.Start <= to {
+			inRange = append(inRange, r)
+		}
+	}
+	var notices []data.Notice
+	ackText, err := d.catalogs.Store.ReadTestFile(ctx, m.TestName, "acks.yaml", maxAcksBytes)
+	if err != nil {
+		return errorResponse(withStatus(backend.StatusBadGateway, err))
+	}
+	acks, err := verdicts.ParseAcks(ackText)
+	if err != nil {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: "acks.yaml ignored: " + err.Error()})
+	}
+	var keys []string
+	for _, k := range m.Keys {
+		for _, part := range strings.Split(k, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				keys = append(keys, part)
+			}
+		}
+	}
+	cps := verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, verdicts.DefaultOptions(), acks)
+	n := len(cps)
+	var (
+		at                                   = make([]time.Time, n)
+		key, run, tag, prevTag, kind, cohort = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		before, after, pValue                = make([]float64, n), make([]float64, n), make([]float64, n)
+		pct                                  = make([]*float64, n)
+		acked                                = make([]bool, n)
+		title                                = make([]string, n)
+	)
+	for i, cp := range cps {
+		at[i] = time.Unix(cp.Start, 0).UTC()
+		key[i], run[i], tag[i], prevTag[i], kind[i], cohort[i] = cp.Key, cp.Run, cp.Tag, cp.PreviousTag, cp.Kind, cp.Cohort
+		before[i], after[i], pValue[i], pct[i], acked[i] = cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.DeltaPct, cp.Acknowledged
+		title[i] = cp.Title()
+	}
+	f := data.NewFrame("changePoints",
+		data.NewField("time", nil, at),
+		data.NewField("key", nil, key),
+		data.NewField("run", nil, run),
+		data.NewField("tag", nil, tag),
+		data.NewField("previous_tag", nil, prevTag),
+		data.NewField("mean_before", nil, before),
+		data.NewField("mean_after", nil, after),
+		configured(data.NewField("delta_pct", nil, pct), "Δ %", "percent"),
+		data.NewField("p_value", nil, pValue),
+		data.NewField("kind", nil, kind),
+		data.NewField("acknowledged", nil, acked),
+		data.NewField("cohort", nil, cohort),
+		data.NewField("title", nil, title),
+	)
+	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
+		Text: fmt.Sprintf("%d stored runs of %s in the range searched", len(inRange), m.TestName)})
+	setMeta([]*data.Frame{f}, nil, notices)
+	return backend.DataResponse{Frames: data.Frames{f}}
+}

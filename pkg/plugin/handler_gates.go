@@ -1,0 +1,95 @@
+package plugin
+
+import (
+	"context"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
+	"github.com/substrate/density/pkg/verdicts/command"
+)
+
+// handleGates answers `gates`: the gates of the datasource setting `gates`
+// evaluated on one stored run (an id, or latest of testName), against the
+// stored run `baseline` (an id or latest; none: regression gates fail with
+// reason "no baseline"). Frames: the gate rows as a table, then with run
+// latest a one-number frame of failed gates for alert rules.
+func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if strings.TrimSpace(d.settings.Gates) == "" {
+		return errorResponse(badRequest("gates: the datasource setting gates is empty"))
+	}
+	gs, err := verdicts.ParseGates([]byte(d.settings.Gates))
+	if err != nil {
+		return errorResponse(badRequest("the datasource setting gates: %v", err))
+	}
+	if d.catalogs.Store == nil {
+		return errorResponse(badRequest("gates reads stored runs: configure a results store"))
+	}
+	ids := m.Run.ids()
+	if len(ids) != 1 || ids[0] == runs.IDRange {
+		return errorResponse(badRequest("gates needs one stored run id or latest"))
+	}
+	for _, s := range []string{ids[0], m.Baseline, m.TestName} {
+		if v, ok := unresolvedVariable(s); ok {
+			return errorResponse(badRequest("gates: the dashboard variable $%s is not set", v))
+		}
+	}
+	var run *verdicts.Run
+	if ids[0] == runs.IDLatest {
+		e, err := d.catalogs.Store.Latest(ctx, m.TestName)
+		if err != nil {
+			return errorResponse(catalogError(err))
+		}
+		run, err = command.LoadEntry(ctx, d.catalogs.Store, e)
+		if err != nil {
+			return errorResponse(withStatus(backend.StatusBadGateway, err))
+		}
+	} else if run, err = command.LoadStoreRun(ctx, d.catalogs.Store, ids[0]); err != nil {
+		return errorResponse(withStatus(backend.StatusNotFound, err))
+	}
+	var base *verdicts.Run
+	switch m.Baseline {
+	case "":
+	case runs.IDLatest:
+		if base, err = command.LatestBaseline(ctx, d.catalogs.Store, run); err != nil {
+			return errorResponse(withStatus(backend.StatusNotFound, err))
+		}
+	default:
+		if base, err = command.LoadStoreRun(ctx, d.catalogs.Store, m.Baseline); err != nil {
+			return errorResponse(withStatus(backend.StatusNotFound, err))
+		}
+	}
+	rs := verdicts.Evaluate(gs, run, base)
+	n := len(rs)
+	key, verdict, reason := make([]string, n), make([]string, n), make([]string, n)
+	value, minV, maxV, baseV, pct, maxReg := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	for i, r := range rs {
+		key[i], verdict[i], reason[i] = r.Gate.Key, r.Verdict, r.Reason
+		value[i], minV[i], maxV[i], baseV[i], pct[i], maxReg[i] = r.Value, r.Gate.Min, r.Gate.Max, r.Baseline, r.DeltaPct, r.Gate.MaxRegressionPct
+	}
+	table := data.NewFrame("gates",
+		data.NewField("key", nil, key),
+		data.NewField("value", nil, value),
+		data.NewField("min", nil, minV),
+		data.NewField("max", nil, maxV),
+		data.NewField("baseline", nil, baseV),
+		configured(data.NewField("delta_pct", nil, pct), "Δ %", "percent"),
+		data.NewField("max_regression_pct", nil, maxReg),
+		data.NewField("verdict", nil, verdict),
+		data.NewField("reason", nil, reason),
+	)
+	frames := data.Frames{table}
+	if ids[0] == runs.IDLatest {
+		failed := float64(verdicts.Summarise(rs).Failed)
+		frames = append(frames, data.NewFrame("failed_gates", data.NewField("failed_gates", nil, []float64{failed})))
+	}
+	setMeta(frames, nil, []data.Notice{{Severity: data.NoticeSeverityInfo, Text: "gates of run " + run.ID}})
+	return backend.DataResponse{Frames: frames}
+}

@@ -1,0 +1,211 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
+)
+
+// Env is what a subcommand may touch of the process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// DefaultEnv is the process's environment.
+func DefaultEnv(stdout, stderr io.Writer) Env {
+	return Env{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+}
+
+// CheckOptions are the inputs of a gates check.
+type CheckOptions struct {
+	Gates    string // path of the gates file
+	RunDir   string
+	Store    string
+	Run      string // store run id (with Store)
+	Out      string // directory for the rows of a stored run
+	JUnit    string
+	Baseline BaselineFlags
+}
+
+// Gated is a gates file evaluated on a run, ready to be written.
+type Gated struct {
+	Run     *verdicts.Run
+	Results []verdicts.GateResult
+	Rows    []artifact.Row
+}
+
+// Failed reports whether a gate failed.
+func (g Gated) Failed() bool { return verdicts.Summarise(g.Results).Failed > 0 }
+
+// ReadGates reads and validates a gates file (errors are usage errors).
+func ReadGates(path string) (verdicts.Gates, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return verdicts.Gates{}, usagef("--gates: %v", err)
+	}
+	gs, err := verdicts.ParseGates(data)
+	if err != nil {
+		return verdicts.Gates{}, usagef("--gates %s: %v", path, err)
+	}
+	return gs, nil
+}
+
+// Evaluate judges gs on run against the baseline named by bf; a
+// regression gate without a baseline is a usage error.
+func Evaluate(ctx context.Context, gs verdicts.Gates, run *verdicts.Run, bf BaselineFlags, store string) (Gated, error) {
+	if gs.NeedsBaseline() && !bf.Set() {
+		return Gated{}, usagef("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")
+	}
+	base, err := bf.Load(ctx, run, store)
+	if err != nil {
+		return Gated{}, err
+	}
+	rs := verdicts.Evaluate(gs, run, base)
+	return Gated{Run: run, Results: rs, Rows: verdicts.GateRows(rs, run.Timestamp, run.Tag, run.TestName)}, nil
+}
+
+// WriteJUnit writes the JUnit XML of g to path atomically.
+func WriteJUnit(g Gated, path string) error {
+	data, err := verdicts.JUnit(g.Results, g.Run.TestName)
+	if err != nil {
+		return err
+	}
+	return artifact.WriteFileAtomic(path, data, 0o644)
+}
+
+// WriteRows puts the gate family into dir's stats.jsonl, replacing an
+// earlier gate family of the same run in place (else appended last).
+func WriteRows(ctx context.Context, g Gated, dir string) error {
+	match := verdicts.MatchGateRows(g.Run.Timestamp, g.Run.Tag, g.Run.TestName)
+	_, err := artifact.ReplaceRows(ctx, filepath.Join(dir, "stats.jsonl"), match, g.Rows...)
+	return err
+}
+
+// PrintResults writes one line per gate and the summary.
+func PrintResults(w io.Writer, g Gated) {
+	for _, r := range g.Results {
+		v := "null"
+		if r.Value != nil {
+			v = artifact.FormatFloat(*r.Value)
+		}
+		line := fmt.Sprintf("gate %s = %s: %s", r.Gate.Key, v, r.Verdict)
+		if r.Reason != "" {
+			line += " (" + r.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	s := verdicts.Summarise(g.Results)
+	fmt.Fprintf(w, "gates: %d, passed %d, failed %d: %s\n", s.Gates, s.Passed, s.Failed, s.Verdict())
+}
+
+// RunCheck is `density check` and `mage check` after flag parsing.
+func RunCheck(ctx context.Context, o CheckOptions, env Env) int {
+	code, err := runCheck(ctx, o, env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "density check: %v\n", err)
+	}
+	return code
+}
+
+func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
+	if o.Gates == "" {
+		return ExitUsage, usagef("--gates FILE (or GATES) is required")
+	}
+	gs, err := ReadGates(o.Gates)
+	if err != nil {
+		return ExitUsage, err
+	}
+	var run *verdicts.Run
+	switch {
+	case o.RunDir != "" && o.Run != "":
+		return ExitUsage, usagef("--run-dir and --run are exclusive")
+	case o.RunDir != "":
+		if run, err = LoadDir(o.RunDir); err != nil {
+			return ExitUsage, err
+		}
+	case o.Run != "" && o.Store != "":
+		s, err := runs.OpenStore(ctx, o.Store)
+		if err != nil {
+			return ExitUsage, usagef("%v", err)
+		}
+		run, err = LoadStoreRun(ctx, s, o.Run)
+		s.Close()
+		if err != nil {
+			return exitFor(err), err
+		}
+	default:
+		return ExitUsage, usagef("pass --run-dir DIR, or --store URL --run ID")
+	}
+	g, err := Evaluate(ctx, gs, run, o.Baseline, o.Store)
+	if err != nil {
+		return exitFor(err), err
+	}
+	PrintResults(env.Stdout, g)
+	dir := o.RunDir
+	if dir == "" {
+		dir = o.Out
+	}
+	if dir != "" {
+		if err := WriteRows(ctx, g, dir); err != nil {
+			return ExitWrite, err
+		}
+	} else {
+		fmt.Fprintln(env.Stderr, "density check: gate rows not written (a stored run: pass --out DIR)")
+	}
+	if o.JUnit != "" {
+		if err := WriteJUnit(g, o.JUnit); err != nil {
+			return ExitWrite, fmt.Errorf("--junit: %w", err)
+		}
+	}
+	if g.Failed() {
+		return ExitGateFailed, nil
+	}
+	return ExitOK, nil
+}
+
+func exitFor(err error) int {
+	if isUsage(err) {
+		return ExitUsage
+	}
+	return ExitWrite
+}
+
+// AddBaselineFlags registers --baseline, --baseline-run, --baseline-store.
+func AddBaselineFlags(fs *flag.FlagSet, b *BaselineFlags) {
+	fs.StringVar(&b.Dir, "baseline", "", "run directory of the baseline run")
+	fs.StringVar(&b.Run, "baseline-run", "", "store run id of the baseline run, or latest (newest other run of the test name and cohort)")
+	fs.StringVar(&b.Store, "baseline-store", "", "results store of --baseline-run (default --store)")
+}
+
+// Check is `density check [flags]`.
+func Check(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet("density check", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var o CheckOptions
+	fs.StringVar(&o.Gates, "gates", env.Getenv("GATES"), "gates file (YAML; env GATES)")
+	fs.StringVar(&o.RunDir, "run-dir", "", "run directory: its stats.jsonl is read and gets the gate rows")
+	fs.StringVar(&o.Store, "store", "", "results store URL (with --run)")
+	fs.StringVar(&o.Run, "run", "", "store run id")
+	fs.StringVar(&o.Out, "out", "", "directory whose stats.jsonl gets the gate rows of a stored run")
+	fs.StringVar(&o.JUnit, "junit", "", "write JUnit XML (one test case per gate) to this file")
+	AddBaselineFlags(fs, &o.Baseline)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "density check: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	return RunCheck(ctx, o, env)
+}

@@ -1,0 +1,237 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testEnv() (Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}, &out, &errOut
+}
+
+// statsLine is a stats.jsonl row of this project's shape.
+func statsLine(ts, tag, metric string, kv ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"timestamp": %q, "tag": %q, "test_name": "nightly", "metric": %q, "measurements": {`, ts, tag, metric)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if kv[i+1] == "null" {
+			fmt.Fprintf(&b, "%q: null", kv[i])
+		} else {
+			fmt.Fprintf(&b, "%q: %q", kv[i], kv[i+1])
+		}
+	}
+	b.WriteString("}}\n")
+	return b.String()
+}
+
+func writeRun(t *testing.T, dir string, restore, checkpoint string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := `{"Type": "GET", "Name": "/", "locust_row": 1}` + "\n" +
+		statsLine("2026-12-01T10:00:00Z", "abc", "server_summary", "cluster_packing_p50", "0.72",
+			"restore_p99_s", restore, "checkpoint_p99_s", checkpoint, "oom_events_pod", "0", "psi_cpu_stall_p50", "null") +
+		statsLine("2026-12-01T10:00:00Z", "abc", "trial_summary", "machine_type", "n2", "node_count", "3", "run_start", "1764583200")
+	if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const gatesYAML = `gates:
+  - key: cluster_packing_p50
+    min: 0.8
+  - key: restore_p99_s
+    max: 5
+  - key: checkpoint_p99_s
+    max_regression_pct: 10
+  - key: oom_events_pod
+    max: 0
+  - key: ladder_summary.max_sustained_rps
+    min: 800
+    allow_null: true
+`
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	runDir, baseDir := filepath.Join(tmp, "run"), filepath.Join(tmp, "base")
+	writeRun(t, runDir, "4.1", "2.5")
+	writeRun(t, baseDir, "4.0", "2.0")
+	gates := filepath.Join(tmp, "gates.yaml")
+	if err := os.WriteFile(gates, []byte(gatesYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junitPath := filepath.Join(tmp, "gates.xml")
+	env, out, errOut := testEnv()
+	args := []string{"--gates", gates, "--run-dir", runDir, "--baseline", baseDir, "--junit", junitPath}
+	if code := Check(ctx, args, env); code != ExitGateFailed {
+		t.Fatalf("exit %d, want 3; stderr %s", code, errOut)
+	}
+	t.Logf("density check output:\n%s", out)
+	data, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
+	if n := strings.Count(string(data), `"metric": "gate_`); n != 6 {
+		t.Fatalf("%d gate rows, want 6:\n%s", n, data)
+	}
+	// Again: the gate family is replaced, not appended.
+	env, _, _ = testEnv()
+	Check(ctx, args, env)
+	again, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
+	if !bytes.Equal(data, again) {
+		t.Errorf("second check changed stats.jsonl:\n%s", again)
+	}
+	xmlData, err := os.ReadFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("JUnit:\n%s", xmlData)
+	if py := "/usr/bin/python3"; exec.Command(py, "-c", "import junitparser").Run() == nil {
+		got, err := exec.Command(py, "-c", `
+import sys
+from junitparser import JUnitXml
+x = JUnitXml.fromfile(sys.argv[1])
+s = list(x)[0]
+print(s.name, s.tests, s.failures, len(list(s)))
+`, junitPath).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != "density gates 5 2 5" {
+			t.Errorf("junitparser: %v %q", err, got)
+		}
+	}
+
+	// Usage errors: exit 2 and nothing written.
+	for name, c := range map[string]struct {
+		gates string
+		args  []string
+	}{
+		"malformed":       {"gates: [", nil},
+		"unknown field":   {"gates:\n  - key: restore_p99_s\n    maxx: 1\n", nil},
+		"no baseline":     {gatesYAML, []string{}},
+		"missing run dir": {"gates:\n  - key: restore_p99_s\n    max: 1\n", []string{"--run-dir", filepath.Join(tmp, "nope")}},
+	} {
+		g := filepath.Join(tmp, "bad.yaml")
+		os.WriteFile(g, []byte(c.gates), 0o644)
+		j := filepath.Join(tmp, name+".xml")
+		a := []string{"--gates", g, "--junit", j}
+		if c.args == nil {
+			a = append(a, "--run-dir", runDir, "--baseline", baseDir)
+		} else if len(c.args) == 0 {
+			a = append(a, "--run-dir", runDir)
+		} else {
+			a = append(a, c.args...)
+		}
+		env, _, errOut := testEnv()
+		if code := Check(ctx, a, env); code != ExitUsage {
+			t.Errorf("%s: exit %d, want 2 (%s)", name, code, errOut)
+		}
+		now, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
+		if !bytes.Equal(now, data) {
+			t.Errorf("%s: stats.jsonl changed", name)
+		}
+		if _, err := os.Stat(j); err == nil {
+			t.Errorf("%s: junit written", name)
+		}
+	}
+}
+
+func TestCompareMarkdown(t *testing.T) {
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	writeRun(t, a, "4.0", "2.0")
+	writeRun(t, b, "5.2", "1.96")
+	env, out, errOut := testEnv()
+	if code := Compare(context.Background(), []string{a, b}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Logf("density compare:\n%s", out)
+	for _, want := range []string{"| `restore_p99_s` | 4.0 | 5.2 | 1.2", "| **worse** |", "| `checkpoint_p99_s` | 2.0 | 1.96 |", "| same |", "`node_count`"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	env, out, _ = testEnv()
+	if code := Compare(context.Background(), []string{"--format", "json", a, b}, env); code != 0 || !strings.Contains(out.String(), `"verdict": "worse"`) {
+		t.Errorf("json compare: %d %s", code, out)
+	}
+}
+
+// writeStore lays out n stored runs of test "nightly" in a file:// store;
+// restore_p99_s rises by 30 % from run index `at` on (0-based).
+func writeStore(t *testing.T, root string, n, at int) []string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 3))
+	var ids []string
+	for i := range n {
+		ts := int64(1764000000 + i*86400)
+		day := time.Unix(ts, 0).UTC().Format("2006-01-02")
+		tag := fmt.Sprintf("c%02d", i)
+		dir := filepath.Join(root, "runs", "nightly", "run_date="+day, "run_ts="+strconv.FormatInt(ts, 10), "run_tag="+tag)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		restore := 4.0 * (1 + 0.03*rng.NormFloat64())
+		if i >= at {
+			restore *= 1.3
+		}
+		stamp := time.Unix(ts, 0).UTC().Format("2006-01-02T15:04:05Z")
+		data := statsLine(stamp, tag, "server_summary",
+			"restore_p99_s", strconv.FormatFloat(restore, 'f', 4, 64),
+			"cluster_packing_p50", strconv.FormatFloat(0.9*(1+0.01*rng.NormFloat64()), 'f', 4, 64)) +
+			statsLine(stamp, tag, "trial_summary", "machine_type", "n2", "run_start", strconv.FormatInt(ts, 10))
+		if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, "nightly/"+strconv.FormatInt(ts, 10)+"/"+tag)
+	}
+	return ids
+}
+
+func TestRegressionsStore(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeStore(t, root, 20, 12)
+	url := "file://" + root
+	env, out, errOut := testEnv()
+	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	t.Logf("density regressions:\n%s", out)
+	if !strings.Contains(out.String(), "restore_p99_s +") || !strings.Contains(out.String(), "(regression) at run") || !strings.Contains(out.String(), "(c11..c12)") {
+		t.Errorf("regression at run 12 not reported:\n%s", out)
+	}
+	// A change 3 runs from the end exits 4, an ack in the store suppresses it.
+	root2 := t.TempDir()
+	ids := writeStore(t, root2, 20, 17)
+	env, out, _ = testEnv()
+	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitRegression {
+		t.Fatalf("recent regression: exit %d\n%s", code, out)
+	}
+	ack := fmt.Sprintf("- {key: restore_p99_s, run: %q, reason: slower restores expected}\n", ids[18])
+	if err := os.WriteFile(filepath.Join(root2, "runs", "nightly", "acks.yaml"), []byte(ack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, out, _ = testEnv()
+	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
+		t.Errorf("acked: exit %d\n%s", code, out)
+	}
+	// compare of runs 11 and 12 by store id flags restore_p99_s worse.
+	root3 := t.TempDir()
+	ids = writeStore(t, root3, 20, 12)
+	env, out, errOut = testEnv()
+	if code := Compare(ctx, []string{"--store", "file://" + root3, ids[11], ids[12]}, env); code != 0 || !strings.Contains(out.String(), "| `restore_p99_s` |") || !strings.Contains(out.String(), "**worse**") {
+		t.Errorf("compare 11 vs 12: %d %s %s", code, out, errOut)
+	}
+	t.Logf("density compare --store of runs 11 and 12:\n%s", out)
+}
