@@ -15,6 +15,8 @@ command -v etcd >/dev/null || apt_pkgs+=(etcd-server)
 # Inter is the first font of Grafana's theme, so the screenshots use it.
 command -v chromium >/dev/null || apt_pkgs+=(chromium)
 dpkg -s fonts-inter >/dev/null 2>&1 || apt_pkgs+=(fonts-inter)
+# The report's browser test counts its printed pages with pdfinfo.
+command -v pdfinfo >/dev/null || apt_pkgs+=(poppler-utils)
 # The JUnit output of the gates is read back by an independent parser.
 dpkg -s python3-junitparser >/dev/null 2>&1 || apt_pkgs+=(python3-junitparser)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
