@@ -106,7 +106,8 @@ const galleryDir = ".gallery-dist"
 // Gallery builds the editor gallery (src/gallery) and drives it in headless
 // Chromium (internal/gallerytest): every editor state in the light and dark
 // theme, checked for layout, console errors, secrets in the DOM and Tab
-// order, with a screenshot of each in .gallery-dist/screenshots/.
+// order, with a screenshot of each in .gallery-dist/screenshots/; then
+// report.html in the same browser (pkg/report TestBrowser).
 func Gallery() error {
 	if err := sh.RunV("npm", "run", "build:gallery"); err != nil {
 		return err
@@ -115,8 +116,13 @@ func Gallery() error {
 	if err != nil {
 		return err
 	}
-	return sh.RunWithV(map[string]string{"GALLERY_DIR": dir},
-		"go", "test", "-count=1", "-timeout", "10m", "-run", "^TestGallery$", "./internal/gallerytest/")
+	if err := sh.RunWithV(map[string]string{"GALLERY_DIR": dir},
+		"go", "test", "-count=1", "-timeout", "10m", "-run", "^TestGallery$", "./internal/gallerytest/"); err != nil {
+		return err
+	}
+	// report.html in the same browser: charts drawn, no network, A4 pages.
+	return sh.RunWithV(map[string]string{"REPORT_BROWSER_TEST": "1"},
+		"go", "test", "-count=1", "-timeout", "10m", "-run", "^TestBrowser$", "./pkg/report/")
 }
 
 // Demo generates the built-in demo run into ./demo-run, loads it into a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what builds and tests need on a fresh Debian machine of this kind
-# (root, Go, Node 20, npm): Prometheus, VictoriaMetrics, etcd, Chromium and
-# the Inter font from Debian, frontend dependencies from npm, and a cached
+# (root, Go, Node 20, npm): Prometheus, VictoriaMetrics, etcd, Chromium, the
+# Inter font and python3-junitparser from Debian, frontend dependencies from npm, and a cached
 # kube-apiserver for the Kubernetes tests. Idempotent: a second run only
 # checks.
 set -euo pipefail
@@ -15,6 +15,10 @@ command -v etcd >/dev/null || apt_pkgs+=(etcd-server)
 # Inter is the first font of Grafana's theme, so the screenshots use it.
 command -v chromium >/dev/null || apt_pkgs+=(chromium)
 dpkg -s fonts-inter >/dev/null 2>&1 || apt_pkgs+=(fonts-inter)
+# The report's browser test counts its printed pages with pdfinfo.
+command -v pdfinfo >/dev/null || apt_pkgs+=(poppler-utils)
+# The JUnit output of the gates is read back by an independent parser.
+dpkg -s python3-junitparser >/dev/null 2>&1 || apt_pkgs+=(python3-junitparser)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   echo "setup: apt-get install ${apt_pkgs[*]}"
   sudo_cmd=""

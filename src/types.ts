@@ -19,6 +19,7 @@ export const QUERY_TYPES = [
   'runs',
   'tests',
   'annotations',
+  'ladder',
   'phases',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];

@@ -28,6 +28,7 @@ Commands:
   check        evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails
   compare      compare two runs key by key (Markdown or JSON)
   regressions  change points across the stored runs of a test name (exit 4 on a recent regression)
+  report       write report.html from a run's stored artifacts (or re-make one with a baseline)
   phases       print the suspend/resume phase percentiles and slowest operations of pod log files
   ladder       --print-profile: print the built-in ladder profile (the figures of each ladder step) as YAML
   version      print the version and exit
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLadder(args[1:], stdout, stderr)
 	case "phases":
 		return runPhases(args[1:], stdout, stderr)
+	case "report":
+		return runReport(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -101,7 +101,13 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 	if code != export.ExitOK {
 		return tr, srv, code
 	}
-	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n\n", out.ServerSummary, out.StatsJSONL)
+	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n", out.ServerSummary, out.StatsJSONL)
+	for _, f := range []string{out.PSISeries, out.Report} {
+		if f != "" {
+			fmt.Fprintf(stdout, "  %s\n", f)
+		}
+	}
+	fmt.Fprintln(stdout)
 	Summarize(stdout, out.Result)
 	return tr, srv, export.ExitOK
 }

@@ -19,7 +19,7 @@ func TestExport(t *testing.T) {
 	if code := Export(context.Background(), dir, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"server_summary.json", "stats.jsonl", "packing ratio", "checkpoints", "restore latency", "active actors"} {
+	for _, want := range []string{"server_summary.json", "stats.jsonl", "  " + filepath.Join(dir, "report.html"), "packing ratio", "checkpoints", "restore latency", "active actors"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -594,12 +594,12 @@ func startProcess(bin string, args []string, logPath, extraDir string) (*process
 	setDeathSignal(cmd)
 	p := &process{name: filepath.Base(bin), cmd: cmd, logPath: logPath, extraDir: extraDir, done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
-		log.Close()
+		_ = log.Close()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
-		log.Close()
+		_ = log.Close()
 		close(p.done)
 	}()
 	return p, nil
@@ -691,7 +691,7 @@ func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close()
 		}
 	}()
 	for range n {

@@ -439,78 +439,6 @@ func seriesGrowth(e ExportedSeries, a, b int64) float64 {
 // window growth read lists).
 func inWindow(e ExportedSeries, a, b int64) bool { return len(e.Range(a-300, b)) > 0 }
 
-// bucketQuantile is Prometheus's histogram_quantile on sorted cumulative
-// buckets (an independent port of promql/quantile.go).
-func bucketQuantile(q float64, ub, cnt []float64) float64 {
-	if len(ub) < 2 || !math.IsInf(ub[len(ub)-1], 1) {
-		return math.NaN()
-	}
-	for i := 1; i < len(cnt); i++ {
-		if cnt[i] < cnt[i-1] {
-			cnt[i] = cnt[i-1]
-		}
-	}
-	obs := cnt[len(cnt)-1]
-	if obs == 0 {
-		return math.NaN()
-	}
-	rank := q * obs
-	b := sort.SearchFloat64s(cnt[:len(cnt)-1], rank)
-	if b == len(cnt)-1 {
-		return ub[len(ub)-2]
-	}
-	if b == 0 && ub[0] <= 0 {
-		return ub[0]
-	}
-	start, end, c := 0.0, ub[b], cnt[b]
-	if b > 0 {
-		start = ub[b-1]
-		c -= cnt[b-1]
-		rank -= cnt[b-1]
-	}
-	return start + (end-start)*(rank/c)
-}
-
-// promRate is Prometheus 2.42's rate() of one series at t over [t-r, t]
-// (extrapolatedRate); ok is false with fewer than two samples.
-func promRate(e ExportedSeries, t, r int64) (float64, bool) {
-	ss := e.Range(t-r, t)
-	if len(ss) < 2 {
-		return 0, false
-	}
-	first, last := ss[0], ss[len(ss)-1]
-	delta, prev := last.V-first.V, first.V
-	for _, s := range ss[1:] {
-		if s.V < prev {
-			delta += prev
-		}
-		prev = s.V
-	}
-	rangeStart, rangeEnd := float64(t-r), float64(t)
-	durStart := float64(first.T) - rangeStart
-	durEnd := rangeEnd - float64(last.T)
-	sampled := float64(last.T - first.T)
-	avg := sampled / float64(len(ss)-1)
-	if delta > 0 && first.V >= 0 {
-		if zero := sampled * (first.V / delta); zero < durStart {
-			durStart = zero
-		}
-	}
-	thr := avg * 1.1
-	ext := sampled
-	if durStart < thr {
-		ext += durStart
-	} else {
-		ext += avg / 2
-	}
-	if durEnd < thr {
-		ext += durEnd
-	} else {
-		ext += avg / 2
-	}
-	return delta * (ext / sampled) / float64(r), true
-}
-
 // ladderTruth computes the expected rows from the exported series.
 func ladderTruth(sc Scenario, exported []ExportedSeries) *LadderTruth {
 	l := sc.Ladder
@@ -623,17 +551,13 @@ func ladderTruth(sc Scenario, exported []ExportedSeries) *LadderTruth {
 						byLE[le] += seriesGrowth(e, a, b)
 					}
 				}
-				var ub, cnt []float64
-				for le := range byLE {
-					ub = append(ub, le)
-				}
-				sort.Float64s(ub)
-				for _, le := range ub {
-					cnt = append(cnt, byLE[le])
+				var buckets []Bucket
+				for le, n := range byLE {
+					buckets = append(buckets, Bucket{UpperBound: le, Count: n})
 				}
 				for _, q := range []string{"50", "90", "99"} {
 					qq, _ := strconv.ParseFloat("0."+q, 64)
-					v := bucketQuantile(qq, ub, append([]float64(nil), cnt...))
+					v := HistogramQuantile(qq, buckets)
 					var t *string
 					if !math.IsNaN(v) {
 						t = round4Text(v)
@@ -680,7 +604,7 @@ func ladderTruth(sc Scenario, exported []ExportedSeries) *LadderTruth {
 			mean, mx := meanMax(evals(func(t int64) (float64, bool) {
 				s, ok := 0.0, false
 				for _, e := range cpu {
-					if r, has := promRate(e, t, 60); has {
+					if r, has := e.Rate(t, 60); has {
 						s += r
 						ok = true
 					}

@@ -93,6 +93,7 @@ type Outcome struct {
 	Dir              string
 	ServerSummary    string
 	PSISeries        string // psi_series.json, next to ServerSummary
+	Report           string // report.html, next to ServerSummary; "" when not written
 	StatsJSONL       string
 	Result           *harvest.Result
 	Trial            frontier.Measurements
@@ -275,7 +276,8 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 
-	if !writePSISeries(env, out, res) {
+	psiDoc, ok := writePSISeries(env, out, res)
+	if !ok {
 		return out, ExitWrite
 	}
 
@@ -292,8 +294,10 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		RunEnd:        run.End,
 	})
 	out.Trial = trial
+	reportNotices := append([]string(nil), in.Notices...)
 	for _, n := range trialNotices {
 		fmt.Fprintf(env.Stdout, "trial_summary.%s: %s\n", n.Field, n.Reason)
+		reportNotices = append(reportNotices, fmt.Sprintf("trial_summary.%s: %s", n.Field, n.Reason))
 	}
 	if frontier.ShouldWriteTrialSummary(in.Status, in.HasStatsRows) {
 		rows = append(rows, frontier.Row(trial, run.Start, run.Tag, run.TestName))
@@ -346,6 +350,9 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		return out, ExitWrite
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	if o.Report {
+		writeReport(env, out, md, psiDoc, res, reportNotices, rows)
+	}
 	if gated != nil {
 		if o.JUnit != "" {
 			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
@@ -361,22 +368,23 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 }
 
 // writePSISeries writes psi_series.json next to server_summary.json,
-// atomically; false (after the error line) when it could not.
-func writePSISeries(env Env, out *Outcome, res *harvest.Result) bool {
+// atomically, and returns what it wrote; false (after the error line) when
+// it could not.
+func writePSISeries(env Env, out *Outcome, res *harvest.Result) (*artifact.PSISeries, bool) {
 	doc := artifact.NewPSISeries(res, out.Run.Start, out.Run.End)
 	data, err := artifact.PSISeriesJSON(doc)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FilePSISeries, err)
-		return false
+		return nil, false
 	}
 	out.PSISeries = filepath.Join(out.Dir, runs.FilePSISeries)
 	if err := artifact.WriteFileAtomic(out.PSISeries, data, 0o644); err != nil {
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
-		return false
+		return nil, false
 	}
 	points := (max(out.Run.End, out.Run.Start)-out.Run.Start)/doc.StepS + 1
 	fmt.Fprintf(env.Stdout, "wrote %s (%d points per series, every %d s)\n", out.PSISeries, points, doc.StepS)
-	return true
+	return doc, true
 }
 
 // load resolves the run from a run directory or a results store, and says

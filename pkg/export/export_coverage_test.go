@@ -112,7 +112,7 @@ func TestCoverageFlagDefaults(t *testing.T) {
 			AteapiNamespace: "ate-system", AteapiContainer: "ate-api-server", PostgresNamespace: "ate-system",
 			PostgresContainer: "postgres", FakeAteletNamespace: "ate-system", FakeAteletContainer: "fake-atelet",
 			MinAchieved: 0.95, MaxFailureRatio: 0.01},
-		PhaseBreakdown: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
+		PhaseBreakdown: true, Report: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
@@ -129,7 +129,7 @@ var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test
 	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
 	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
 	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before",
-	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb"}
+	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb", "report"}
 
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestCoverageHelpDocumentsEveryFlag(t *testing.T) {
@@ -168,7 +168,7 @@ func TestCoverageEveryFlagFromEnv(t *testing.T) {
 		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
 		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
 		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
-		"--metadata": `{"a": 1}`, "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--metadata": `{"a": 1}`, "--report": "false", "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
 		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
 		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
 		"--phase-breakdown": "false", "--phase-logs": out, "--phase-log-timeout": "5s", "--phase-max-log-mb": "8",
@@ -350,8 +350,8 @@ func TestCoverageOutDirAndUntouchedRunDir(t *testing.T) {
 	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
 		t.Errorf("the run directory changed with --out elsewhere")
 	}
-	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,server_summary.json,stats.jsonl" {
-		t.Errorf("--out holds %v, want psi_series.json, server_summary.json and stats.jsonl only (no temporary files)", got)
+	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,report.html,server_summary.json,stats.jsonl" {
+		t.Errorf("--out holds %v, want psi_series.json, report.html, server_summary.json and stats.jsonl only (no temporary files)", got)
 	}
 	rows := readRows(t, filepath.Join(out, "stats.jsonl"))
 	if len(rows) != 2 || rows[0]["metric"] != "server_summary" || rows[1]["metric"] != "trial_summary" {

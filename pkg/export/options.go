@@ -69,9 +69,11 @@ type Options struct {
 	Gates    string
 	Baseline command.BaselineFlags
 	JUnit    string
-	Replace  bool
-	Verbose  bool
-	Before   bool
+	// Report writes report.html next to server_summary.json.
+	Report  bool
+	Replace bool
+	Verbose bool
+	Before  bool
 	// NoWait skips the lag wait (tests and re-harvests of old runs never
 	// wait anyway: the wait is until end+lag, which has passed).
 	NoWait bool
@@ -154,6 +156,7 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
 	command.AddBaselineFlags(fs, &o.Baseline)
 	fs.StringVar(&o.JUnit, "junit", "", "with --gates: write JUnit XML of the gates to this file")
+	fs.BoolVar(&o.Report, "report", true, "write report.html next to server_summary.json (--no-report or REPORT=false skips it)")
 	fs.BoolVar(&o.Replace, "replace", false, "rewrite this project's rows of the same run in stats.jsonl instead of appending")
 	fs.BoolVar(&o.Verbose, "verbose", false, "print every PromQL query issued")
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
@@ -179,6 +182,8 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 			a = "--ladder=false"
 		case "--no-phase-breakdown", "-no-phase-breakdown":
 			a = "--phase-breakdown=false"
+		case "--no-report", "-no-report":
+			a = "--report=false"
 		}
 		rewritten = append(rewritten, a)
 	}

@@ -440,18 +440,9 @@ func (s *scanner) object(depth int, member func(key string, first byte, kept boo
 		if err != nil {
 			return err
 		}
-		if b, ok = s.skipSpace(); !ok {
-			return errStop
-		}
-		switch b {
-		case '}':
-			return nil
-		case ',':
-			if b, ok = s.skipSpace(); !ok {
-				return errStop
-			}
-		default:
-			return errSyntax
+		var done bool
+		if b, done, err = s.after('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -474,20 +465,33 @@ func (s *scanner) array(depth int, elem func(first byte) error) error {
 		if err := elem(b); err != nil {
 			return err
 		}
-		if b, ok = s.skipSpace(); !ok {
-			return errStop
-		}
-		switch b {
-		case ']':
-			return nil
-		case ',':
-			if b, ok = s.skipSpace(); !ok {
-				return errStop
-			}
-		default:
-			return errSyntax
+		var (
+			done bool
+			err  error
+		)
+		if b, done, err = s.after(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element: done at closing, else
+// the first byte after the comma.
+func (s *scanner) after(closing byte) (next byte, done bool, err error) {
+	b, ok := s.skipSpace()
+	if !ok {
+		return 0, false, errStop
+	}
+	switch b {
+	case closing:
+		return 0, true, nil
+	case ',':
+		if b, ok = s.skipSpace(); !ok {
+			return 0, false, errStop
+		}
+		return b, false, nil
+	}
+	return 0, false, errSyntax
 }
 
 // value reads a value the record may use: a string up to maxKeep, a number,

@@ -236,6 +236,7 @@ func (d *Datasource) newMux() *datasource.QueryTypeMux {
 		QueryGates:        d.handleGates,
 		QueryCompare:      d.handleCompare,
 		QueryChangePoints: d.handleChangePoints,
+		QueryLadder:       d.handleLadder,
 		QueryPhases:       d.handlePhases,
 	}
 	for _, name := range QueryTypes {

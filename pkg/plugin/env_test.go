@@ -305,8 +305,15 @@ func storeRun(t testing.TB, r *promtest.Run) (root, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	copyLocustFiles(t, r.Dir, dir)
+	return root, dir
+}
+
+// copyLocustFiles copies a simulated run's Locust files into dir.
+func copyLocustFiles(t testing.TB, from, dir string) {
+	t.Helper()
 	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
+		b, err := os.ReadFile(filepath.Join(from, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,5 +321,4 @@ func storeRun(t testing.TB, r *promtest.Run) (root, dir string) {
 			t.Fatal(err)
 		}
 	}
-	return root, dir
 }

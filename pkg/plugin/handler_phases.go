@@ -15,9 +15,6 @@ import (
 	"github.com/substrate/density/pkg/runs"
 )
 
-// unitMs is Grafana's millisecond unit (the phase percentiles).
-const unitMs = "ms"
-
 // blockPhases names the phase breakdown in notices.
 const blockPhases = "phases"
 

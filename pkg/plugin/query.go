@@ -32,6 +32,7 @@ const (
 	QueryGates        = "gates"
 	QueryCompare      = "compare"
 	QueryChangePoints = "changePoints"
+	QueryLadder       = "ladder"
 	QueryPhases       = "phases"
 )
 
@@ -40,6 +41,7 @@ var QueryTypes = []string{
 	QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
 	QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
 	QueryGates, QueryCompare, QueryChangePoints,
+	QueryLadder,
 	QueryPhases,
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -27,6 +28,8 @@ type stored struct {
 	// panel); nil when the store has none.
 	psi   *artifact.PSISeries
 	trial *artifact.Row
+	// ladder is the last set of ladder_step_* and ladder_summary rows.
+	ladder []artifact.Row
 	// phases are the phase family rows of stats.jsonl (phase-breakdown.md):
 	// the last run of consecutive phase rows, so that a later export's set
 	// replaces an earlier one appended to the same file.
@@ -80,11 +83,13 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 		if err != nil {
 			s.problems = append(s.problems, err.Error())
 		} else {
+			inLadder := false
 			inSet := false
 			_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
 				if l.Row != nil && l.Row.Metric == artifact.MetricTrialSummary {
 					s.trial = l.Row // the last row wins
 				}
+				inLadder = keepLadderRow(&s.ladder, l.Row, inLadder)
 				isPhase := l.Row != nil && phases.IsFamilyMetric(l.Row.Metric)
 				if isPhase && !inSet {
 					s.phases = nil // a new set: the last one wins
@@ -100,6 +105,20 @@ func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
 		}
 	}
 	return s
+}
+
+// keepLadderRow adds a ladder row to set, starting a new set (the last
+// one wins) at a ladder row after other rows or after a summary; it
+// returns whether the set is still open.
+func keepLadderRow(set *[]artifact.Row, r *artifact.Row, open bool) bool {
+	if r == nil || !ladder.IsLadderMetric(r.Metric) {
+		return false
+	}
+	if !open || (len(*set) > 0 && (*set)[len(*set)-1].Metric == ladder.MetricSummary) {
+		*set = nil
+	}
+	*set = append(*set, *r)
+	return true
 }
 
 // storedBlock is a block of a stored run read from its server_summary.json,

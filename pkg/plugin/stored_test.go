@@ -15,7 +15,6 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
@@ -30,15 +29,7 @@ func exportedRun(t testing.TB, e *env) string {
 	t.Helper()
 	r, _ := promCache.Prometheus(t, e.name)
 	dir := t.TempDir()
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyLocustFiles(t, r.Dir, dir)
 	tr := e.truth
 	var out bytes.Buffer
 	env := export.DefaultEnv(io.Discard, &out)
@@ -523,5 +514,46 @@ func TestReferenceRunnerArtifacts(t *testing.T) {
 	f := resp["C"].Frames[0]
 	if got, _ := field(t, f, "actors_per_pod_p50").ConcreteAt(0); got != 2.5 {
 		t.Errorf("actors_per_pod_p50 %v, want 2.5 from ap_ratio_p50", got)
+	}
+}
+
+// One dashboard load of a finished run by where its numbers come from: a
+// run harvested from Prometheus, one stored with server_summary.json and
+// stats.jsonl (PSI series from Prometheus), and one stored with
+// psi_series.json too (nothing from Prometheus), cold and cached.
+func TestDashboardLoadBySource(t *testing.T) {
+	base := newEnv(t, "steady")
+	exported := exportedRun(t, base)
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"harvested", nil},
+		{"stored without psi_series.json", []string{runs.FileServerSummary, runs.FileStatsJSONL}},
+		{"stored", []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries}},
+	} {
+		e := newEnv(t, "steady")
+		for _, f := range c.files {
+			b, err := os.ReadFile(filepath.Join(exported, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(e.runDir(), f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		proxy := newCountingProxy(t, e.prom.URL)
+		e.promURL = proxy.URL
+		e.jsonData["discoverRuns"] = false
+		cold := loadDashboard(t, e)
+		n := proxy.n.Load()
+		cached := loadDashboard(t, e)
+		t.Logf("%-32s cold %4d Prometheus requests %8v, cached %d requests %8v", c.name, n, cold.Round(time.Millisecond), proxy.n.Load()-n, cached.Round(time.Millisecond))
+		if c.name == "stored" && n != 0 {
+			t.Errorf("a run stored with all its artifacts sent %d Prometheus requests", n)
+		}
+		if c.name != "stored" && n == 0 {
+			t.Errorf("%s: no Prometheus request", c.name)
+		}
 	}
 }

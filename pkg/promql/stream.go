@@ -36,9 +36,10 @@ type answer struct {
 // "result". Keys may come in any order ("data" before or after "status",
 // "result" before or after "resultType"); unknown keys are skipped. A body
 // without "status", with another status, with a "success" but no "data",
-// or with a key that matches a known one only case-insensitively (encoding/
-// json, and so client_golang, would take "Data" for "data") is not a
-// Prometheus answer: an error naming what was wrong, which the harvest turns
+// with a key that matches a known one only case-insensitively (encoding/
+// json, and so client_golang, would take "Data" for "data"), or with a
+// vector sample that has no "value" (client_golang reads it as the value 0
+// at time 0) is not a Prometheus answer: an error naming what was wrong, which the harvest turns
 // into nulls and a notice, never a number. Within that contract it decodes
 // like client_golang's v1.API: values as strings ("NaN", "+Inf", "-Inf",
 // numbers), timestamps parsed like model.Time and truncated to seconds like
@@ -679,6 +680,14 @@ func (p *scanner) vector() ([]Series, error) {
 			}
 			return err
 		})
+		if err == nil && !hasValue && !histogram {
+			// Prometheus writes every vector sample with its value (or a
+			// native histogram); v1 would read a missing one as 0 at 0.
+			if serr := p.skipRest(); serr != nil {
+				return s, serr
+			}
+			return s, errors.New(`not a Prometheus answer: a vector sample without "value"`)
+		}
 		if hasValue && !histogram && finite(v) {
 			s.Samples = []Sample{{T: t, V: v}}
 		}

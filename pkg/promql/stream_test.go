@@ -79,6 +79,8 @@ func TestDecodeAnswer(t *testing.T) {
 		{name: "other status", body: `{"status":"ok","data":{"resultType":"vector","result":[]}}`, wantErr: `not a Prometheus answer: "status" is "ok"`},
 		{name: "success without data", body: `{"status":"success"}`, wantErr: `"status" is "success" but there is no "data"`},
 		{name: "success with null data", body: `{"status":"success","data":null}`, wantErr: `there is no "data"`},
+		{name: "vector sample without a value (the fuzz finding)", body: `{"status":"success","data":{"resultType":"vector","result":[{}]}}`, wantErr: `not a Prometheus answer: a vector sample without "value"`},
+		{name: "vector sample with a null value", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":null}]}}`, wantErr: `without "value"`},
 		{name: "syntax error after a misspelt key wins", body: `{"Status":"success",}`, wantErr: "bad_response: invalid character '}'"},
 		{name: "escaped label values and unknown fields", body: `{"status":"success","extra":{"x":[1,true,null,"\u00e9"]},"data":{"resultType":"vector","stats":{"a":1},"result":[{"metric":{"path":"C:\\tmp \"q\" \u00e9\n","a\u0062":"x"},"value":[1,"3"]}]}}`,
 			wantType: "vector", want: []Series{{Labels: ls("path", "C:\\tmp \"q\" é\n", "ab", "x"), Samples: []Sample{{1, 3}}}}},
@@ -262,9 +264,15 @@ func promContract(body string) bool {
 		if misspelt(s, known...) {
 			return false
 		}
+		if typ == "vector" && isNull(s["value"]) && isNull(s["histogram"]) {
+			return false // a sample without its value
+		}
 	}
 	return true
 }
+
+// isNull is true for an absent or null JSON value.
+func isNull(raw json.RawMessage) bool { return raw == nil || string(raw) == "null" }
 
 type bodyTransport string
 

@@ -84,6 +84,7 @@ describe('QueryEditor renders', () => {
     ['runs', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
     ['tests', [], ['Run', 'Scope', 'Block', 'Test name']],
     ['annotations', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
+    ['ladder', ['Run'], ['Scope', 'Resource', 'Block', 'Test name']],
     ['phases', ['Run', 'Op', 'Layer'], ['Scope', 'Block', 'Test name']],
   ];
   it.each(perType)('%s shows %j', async (queryType, shown, hidden) => {

@@ -71,6 +71,10 @@ export const QUERY_TYPE_INFO: Record<QueryType, { label: string; description: st
   runs: { label: 'Runs', description: 'Catalogued runs with windows, peak users and exit code, newest first' },
   tests: { label: 'Tests', description: 'Test names known to the catalogs (one column)' },
   annotations: { label: 'Annotations', description: 'Run and steady-window regions, as a table' },
+  ladder: {
+    label: 'Ladder',
+    description: 'Load steps of a ladder run: one row per step (rates, latencies, CPU, memory, Postgres) and the knee',
+  },
   phases: {
     label: 'Suspend/resume phases',
     description: 'p50/p90/p95/max ms per checkpoint and restore phase, from the stored run (density export)',

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/frontier"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/report"
+	"github.com/substrate/density/pkg/runs"
+)
+
+const testStart = int64(1710237600) // 2024-03-12T10:00:00Z
+
+// writeStoredRun writes the artifacts an export leaves in dir for a run
+// whose packing p50 is p50; psi adds psi_series.json.
+func writeStoredRun(t *testing.T, dir string, p50 float64, psi bool) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := artifact.ServerMetadata{TestName: "resume-storm", Tag: "abc123", PromURL: "http://127.0.0.1:9090",
+		Start: testStart, End: testStart + 600, SteadyStart: testStart + 120, SteadyEnd: testStart + 540, LagS: 70}
+	r := harvest.EmptyResult()
+	r.Packing.Summary.P50 = &p50
+	for i := int64(0); i <= 60; i++ {
+		ratio := float64(i) / 60
+		r.Packing.Timeseries = append(r.Packing.Timeseries, harvest.PackingPoint{Timestamp: testStart + 10*i, Busy: float64(i), Total: 60, Ratio: &ratio})
+	}
+	doc, err := artifact.ServerSummaryJSON(md, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"server_summary.json": doc}
+	if psi {
+		b, err := artifact.PSISeriesJSON(artifact.NewPSISeries(r, md.Start, md.End))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[runs.FilePSISeries] = b
+	}
+	v := "42.5"
+	rows := []artifact.Row{artifact.ServerSummaryRow(md, r),
+		{Timestamp: artifact.DataTimestamp(md.Start), Tag: md.Tag, TestName: md.TestName, Metric: "gate_summary",
+			Measurements: artifact.Object{{Key: "verdict", Value: "pass"}}},
+		{Timestamp: artifact.DataTimestamp(md.Start), Tag: "other", TestName: md.TestName, Metric: "gate_summary",
+			Measurements: artifact.Object{{Key: "verdict", Value: "of another run"}}},
+		frontier.Row(frontier.Measurements{{Key: "actors_per_node", Value: &v}, {Key: "actors_per_vcpu", Value: nil}}, md.Start, md.Tag, md.TestName)}
+	var jsonl []byte
+	for _, row := range rows {
+		line, err := row.MarshalLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonl = append(append(jsonl, line...), '\n')
+	}
+	files["stats.jsonl"] = jsonl
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"report"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func readReport(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, report.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReportFromRunDir(t *testing.T) {
+	dir := t.TempDir()
+	writeStoredRun(t, dir, 0.75, true)
+	code, out, errOut := runCmd(t, "--run-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page := readReport(t, dir)
+	if strings.Contains(page, "of another run") {
+		t.Error("a row of another run shown")
+	}
+	for _, want := range []string{`data-key="gate_summary.verdict">pass<`, `data-key="actors_per_node">42.5<`, `data-key="cluster_packing_p50"`, ">0.75<", "no series in psi_series.json node_psi.cpu"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "psi_series.json is not available") {
+		t.Error("PSI notice with psi_series.json present")
+	}
+	if !strings.Contains(out, "wrote "+filepath.Join(dir, report.FileName)) {
+		t.Errorf("stdout %q", out)
+	}
+}
+
+func TestReportWithoutPSISeriesAndWithBaseline(t *testing.T) {
+	dir, base, out := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "r")
+	writeStoredRun(t, dir, 0.75, false)
+	writeStoredRun(t, base, 0.5, true)
+	code, stdout, errOut := runCmd(t, "--run-dir", dir, "--baseline", base, "--out", out, "--prometheus-url", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page := readReport(t, out)
+	for _, want := range []string{"psi_series.json is not available", `data-baseline-key="cluster_packing_p50">0.5<`, `class="better">better<`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if !strings.Contains(stdout, "notice: psi_series.json unreadable") {
+		t.Errorf("stdout %q", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.FileName)); !os.IsNotExist(err) {
+		t.Error("--out elsewhere wrote into the run directory")
+	}
+}
+
+func TestReportFromStore(t *testing.T) {
+	root := t.TempDir()
+	prefix := filepath.Join(root, "runs", "resume-storm", "run_date=2024-03-12")
+	writeStoredRun(t, filepath.Join(prefix, "run_ts=1710237600", "run_tag=abc123"), 0.75, true)
+	writeStoredRun(t, filepath.Join(prefix, "run_ts=1710237600", "run_tag=base"), 0.5, true)
+	t.Chdir(t.TempDir())
+	code, _, errOut := runCmd(t, "--store", "file://"+root, "--run", "resume-storm/1710237600/abc123", "--baseline-run", "resume-storm/1710237600/base")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page := readReport(t, "resume-storm-1710237600")
+	if !strings.Contains(page, "results store") || !strings.Contains(page, `data-baseline-key="cluster_packing_p50">0.5<`) {
+		t.Error("report from the store lacks its source or baseline")
+	}
+	// A run directory against a baseline in a store.
+	dir := t.TempDir()
+	writeStoredRun(t, dir, 0.75, true)
+	code, _, errOut = runCmd(t, "--run-dir", dir, "--baseline-store", "file://"+root, "--baseline-run", "resume-storm/1710237600/base")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(readReport(t, dir), `data-baseline-key="cluster_packing_p50">0.5<`) {
+		t.Error("--baseline-store baseline not shown")
+	}
+}
+
+func TestReportExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "give one of --run-dir or --store"},
+		{[]string{"--run-dir", dir, "--store", "file:///x"}, 2, "give one of"},
+		{[]string{"--store", "file://" + dir}, 2, "--store needs --run"},
+		{[]string{"--run-dir", dir, "--baseline-run", "x"}, 2, "--baseline-run needs --baseline-store or --store"},
+		{[]string{"--run-dir", dir, "--baseline-store", "file://" + dir}, 2, "--baseline-store needs --baseline-run"},
+		{[]string{"--store", "file://" + dir, "--run", "no/such"}, 2, "run"},
+		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 1, "not found"},
+		{[]string{"--run-dir", dir, "extra"}, 2, "unexpected argument"},
+		{[]string{"--bogus"}, 2, "bogus"},
+		{[]string{"--run-dir", dir}, 1, "server_summary.json"},
+	} {
+		code, _, errOut := runCmd(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.msg)
+		}
+	}
+	if code, out, _ := runCmd(t, "--help"); code != 0 || !strings.Contains(out, "--baseline") {
+		t.Errorf("--help: exit %d, %q", code, out)
+	}
+}
+
+// psiSections is the node and pod PSI sections of a report.
+func psiSections(t *testing.T, page string) string {
+	t.Helper()
+	a, b := strings.Index(page, `<section id="node_psi">`), strings.Index(page, `<section id="snapshots">`)
+	if a < 0 || b < a {
+		t.Fatal("report without PSI sections")
+	}
+	return page[a:b]
+}
+
+// A stored run without psi_series.json gets its PSI bands from the
+// Prometheus that still holds it (here the export's own real Prometheus):
+// the same PSI sections as the export's report drew from psi_series.json.
+func TestReportPSIFromPrometheus(t *testing.T) {
+	cache := promtest.NewCache()
+	t.Cleanup(func() { _ = cache.Close() })
+	r, prom := cache.Prometheus(t, "steady")
+	tr := r.Truth
+	dir := t.TempDir()
+	for _, name := range []string{"stats_history.csv", "stats.csv"} {
+		b, err := os.ReadFile(filepath.Join(r.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"export", "--run-dir", dir, "--prometheus-url", prom.URL,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--test-name", tr.TestName,
+		"--tag", tr.Tag, "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--no-cluster-facts"}, &out, &errOut); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut.String())
+	}
+	exported := psiSections(t, readReport(t, dir))
+	if !strings.Contains(exported, "<svg") {
+		t.Fatal("the export's report draws no PSI chart")
+	}
+	if err := os.Remove(filepath.Join(dir, runs.FilePSISeries)); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "--run-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "PSI bands read from Prometheus at "+prom.URL) {
+		t.Errorf("stdout %q", stdout)
+	}
+	if got := psiSections(t, readReport(t, dir)); got != exported {
+		t.Error("PSI sections from Prometheus differ from the export's (from psi_series.json)")
+	}
+	// Prometheus gone: the summaries with a notice.
+	code, stdout, _ = runCmd(t, "--run-dir", dir, "--prometheus-url", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(stdout, "PSI bands not read from Prometheus") {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(readReport(t, dir), "psi_series.json is not available") {
+		t.Error("no PSI notice without psi_series.json and Prometheus")
+	}
+}

@@ -1,0 +1,147 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// ladderRows are the simulator's expected ladder rows as stats.jsonl rows.
+func ladderRows(tr *simrun.Truth) []artifact.Row {
+	obj := func(kvs []simrun.KV) artifact.Object {
+		o := make(artifact.Object, len(kvs))
+		for i, kv := range kvs {
+			o[i] = artifact.Field{Key: kv.Key}
+			if kv.Value != nil {
+				o[i].Value = *kv.Value
+			}
+		}
+		return o
+	}
+	row := func(metric string, kvs []simrun.KV) artifact.Row {
+		return artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: metric, Measurements: obj(kvs)}
+	}
+	var out []artifact.Row
+	for _, r := range tr.Ladder.Rows {
+		out = append(out, row(r.Metric, r.Values))
+	}
+	return append(out, row("ladder_summary", tr.Ladder.Summary))
+}
+
+func writeRows(t testing.TB, path string, rows []artifact.Row) {
+	t.Helper()
+	var b []byte
+	for _, r := range rows {
+		line, err := r.MarshalLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkLadderFrame checks that frame f holds row i of kvs: every key a
+// column, numbers equal to the text, null for null.
+func checkLadderFrame(t *testing.T, f *data.Frame, i int, kvs []simrun.KV) {
+	t.Helper()
+	for _, kv := range kvs {
+		got := num(t, field(t, f, kv.Key), i)
+		var want *float64
+		if kv.Value != nil {
+			n, err := runs.ParsePyFloat(*kv.Value)
+			if err != nil {
+				t.Fatalf("%s: %v", kv.Key, err)
+			}
+			want = &n
+		}
+		if !eqPtr(got, want) {
+			t.Errorf("row %d %s = %s, stored %s", i, kv.Key, fmtPtr(got), fmtPtr(want))
+		}
+	}
+}
+
+// A stored run's ladder is its stats.jsonl rows (the last set of them),
+// with units, and costs no Prometheus request.
+func TestLadderStoredRows(t *testing.T) {
+	e := newEnv(t, "ladder-steps")
+	tr := e.truth
+	if tr.Ladder == nil || len(tr.Ladder.Rows) == 0 {
+		t.Fatal("the ladder scenario has no ladder truth")
+	}
+	p := newCountingProxy(t, e.prom.URL)
+	e.promURL = p.URL
+	e.jsonData["discoverRuns"] = false
+	rows := ladderRows(tr)
+	// An earlier set (a re-export appended after it) must not show.
+	stale := []artifact.Row{rows[0], rows[len(rows)-1]}
+	stale[0].Measurements = append(artifact.Object(nil), stale[0].Measurements...)
+	stale[0].Measurements[0].Value = "99"
+	trial := artifact.Row{Timestamp: rows[0].Timestamp, Tag: tr.Tag, TestName: tr.TestName, Metric: artifact.MetricTrialSummary,
+		Measurements: artifact.Object{{Key: "total_nodes", Value: "3"}}}
+	writeRows(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), append(append(stale, trial), rows...))
+
+	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
+	if len(r.Frames) != 2 {
+		t.Fatalf("%d frames, want steps and summary", len(r.Frames))
+	}
+	steps, sum := r.Frames[0], r.Frames[1]
+	if steps.Rows() != len(tr.Ladder.Rows) {
+		t.Fatalf("%d step rows, stored %d", steps.Rows(), len(tr.Ladder.Rows))
+	}
+	for i, row := range tr.Ladder.Rows {
+		checkLadderFrame(t, steps, i, row.Values)
+	}
+	if sum.Rows() != 1 {
+		t.Fatalf("summary has %d rows", sum.Rows())
+	}
+	checkLadderFrame(t, sum, 0, tr.Ladder.Summary)
+	for key, unit := range map[string]string{"step": "short", "users": "short", "target_rps": "reqps", "resume_rps": "reqps",
+		"resume_p99_ms": "ms", "ateapi_memory_gb_max": "gbytes", "postgres_commits_per_s": "reqps"} {
+		if got := field(t, steps, key).Config.Unit; got != unit {
+			t.Errorf("%s unit %q, want %q", key, got, unit)
+		}
+	}
+	if got := field(t, sum, "max_sustained_rps").Config.Unit; got != "reqps" {
+		t.Errorf("max_sustained_rps unit %q", got)
+	}
+	if !hasNotice(steps, "source: results store") {
+		t.Errorf("no results-store notice: %s", noticeTexts(r))
+	}
+	if n := p.n.Load(); n != 0 {
+		t.Errorf("%d Prometheus requests for a stored ladder, want 0", n)
+	}
+	t.Logf("%d steps, %d columns, 0 Prometheus requests", steps.Rows(), len(steps.Fields))
+}
+
+// A stored run without ladder rows, and a run outside the store: empty
+// frames with a notice saying why.
+func TestLadderWithoutRows(t *testing.T) {
+	e := newEnv(t, "ladder-steps")
+	e.jsonData["discoverRuns"] = false
+	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
+	if len(r.Frames) != 2 || r.Frames[0].Rows() != 0 || r.Frames[1].Rows() != 0 {
+		t.Fatalf("stored run without rows: %d frames", len(r.Frames))
+	}
+	if !hasNotice(r.Frames[0], "no ladder rows") {
+		t.Errorf("notices: %s", noticeTexts(r))
+	}
+
+	out := newEnv(t, "ladder-steps")
+	delete(out.jsonData, "resultsStore")
+	r = out.one(t, out.client(t), map[string]any{"queryType": "ladder", "run": "latest"})
+	if len(r.Frames) != 2 || r.Frames[0].Rows() != 0 {
+		t.Fatalf("run outside the store: %d frames", len(r.Frames))
+	}
+	if !hasNotice(r.Frames[0], "outside the results store") {
+		t.Errorf("notices: %s", noticeTexts(r))
+	}
+}
