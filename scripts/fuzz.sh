@@ -19,6 +19,11 @@ set -u
 cd "$(dirname "$0")/.."
 
 FUZZTIME=${FUZZTIME:-60s}
+# Go minimizes every new interesting input for up to 60 s by default, during
+# which no input is fuzzed (measured: FuzzDecodeStream stalled at 0 execs/s
+# after 8 s, 41 k executions in 20 s; with 500 executions per minimization,
+# 151 k). Crashers are still minimized within that bound.
+MINIMIZE=${FUZZ_MINIMIZE:-500x}
 export TMPDIR=${FUZZ_TMPDIR:-/dev/shm}
 DOC=0
 PATTERN=.
@@ -53,7 +58,7 @@ start=$(date +%s)
 while read -r dir name; do
 	log="$logs/${dir//\//_}_${name}.log"
 	t0=$(date +%s)
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./${dir}" >"$log" 2>&1
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" "./${dir}" >"$log" 2>&1
 	rc=$?
 	took=$(($(date +%s) - t0))
 	execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')

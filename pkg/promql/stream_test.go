@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -264,11 +265,38 @@ func promContract(body string) bool {
 		if misspelt(s, known...) {
 			return false
 		}
-		if typ == "vector" && isNull(s["value"]) && isNull(s["histogram"]) {
-			return false // a sample without its value
+		switch typ {
+		case "vector":
+			if isNull(s["value"]) && isNull(s["histogram"]) {
+				return false // a sample without its value
+			}
+			if !isNull(s["value"]) && !isPair(s["value"]) {
+				return false
+			}
+		case "matrix":
+			var pairs []json.RawMessage
+			if !isNull(s["values"]) && json.Unmarshal(s["values"], &pairs) == nil {
+				for _, p := range pairs {
+					if !isPair(p) {
+						return false
+					}
+				}
+			}
 		}
 	}
 	return true
+}
+
+// isPair is a sample as Prometheus writes it: [<number>, "<string>"].
+func isPair(raw json.RawMessage) bool {
+	var pair []json.RawMessage
+	if json.Unmarshal(raw, &pair) != nil || len(pair) != 2 {
+		return false
+	}
+	var t float64
+	var v string
+	ts := bytes.TrimSpace(pair[0])
+	return len(ts) > 0 && ts[0] != '"' && json.Unmarshal(ts, &t) == nil && json.Unmarshal(pair[1], &v) == nil
 }
 
 // isNull is true for an absent or null JSON value.
