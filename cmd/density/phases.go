@@ -35,7 +35,7 @@ func runPhases(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			i++
-			a = "--slowest=" + args[i]
+			a = "--slowest=" + args[i] //nolint:gosec // G602: i < len(args) is checked above
 			fallthrough
 		case strings.HasPrefix(a, "--slowest=") || strings.HasPrefix(a, "-slowest="):
 			n, err := strconv.Atoi(a[strings.IndexByte(a, '=')+1:])
