@@ -68,6 +68,8 @@ export interface DensityQuery extends DataQuery {
   testName?: string;
   /** Filter for runs, frontier, summary and annotations. */
   tag?: string;
+  /** annotations only: a region per ladder step of stored ladder runs. */
+  ladderSteps?: boolean;
 }
 
 /** The query a new panel starts with: packing over the dashboard range. */

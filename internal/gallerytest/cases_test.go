@@ -191,7 +191,7 @@ var cases = []galleryCase{
 	},
 	{
 		id:      "annotation",
-		labels:  []string{"Run", "Test name", "Tag"},
+		labels:  []string{"Run", "Test name", "Tag", "Ladder steps"},
 		values:  map[string]string{"Run": "Dashboard time range", "Test name": "sweep-1k", "Tag": ""},
 		hidden:  []string{"Query type"},
 		texts:   []string{"Marks each run (start to end, titled test name and tag)"},

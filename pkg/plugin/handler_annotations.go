@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +19,12 @@ import (
 // steady window tagged steady + test name. Fields follow Grafana's
 // annotation frame convention (time, timeEnd, title, text, tags with
 // comma-separated tags).
+//
+// With ladderSteps, a stored ladder run also gets a region per step over the
+// step's steady window, titled `step i/n users=u target_rps=r` and tagged
+// ladder (from the run's stored ladder rows).
 func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, _ := parseQuery(q) // overRuns reports a bad query
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		var (
 			ts, te            []time.Time
@@ -51,6 +58,17 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 					why = "steady window = run window: " + e.SteadyWhy
 				}
 				add(e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
+			}
+			if m.LadderSteps {
+				for _, st := range d.storedLadderSteps(ctx, e) {
+					w, s := st.Window, st.Step
+					target := "unchanged"
+					if s.TargetRPS != nil {
+						target = strconv.FormatFloat(*s.TargetRPS, 'f', -1, 64)
+					}
+					add(w.A, w.B, fmt.Sprintf("step %d/%d users=%d target_rps=%s", s.Number, s.Of, s.Users, target),
+						"ladder step of run "+e.ID+" (its steady window)", "ladder", e.TestName)
+				}
 			}
 		}
 		frame := data.NewFrame("annotations",

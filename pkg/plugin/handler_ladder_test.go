@@ -3,7 +3,10 @@ package plugin
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -143,5 +146,54 @@ func TestLadderWithoutRows(t *testing.T) {
 	}
 	if !hasNotice(r.Frames[0], "outside the results store") {
 		t.Errorf("notices: %s", noticeTexts(r))
+	}
+}
+
+// With ladderSteps, the annotations of a stored ladder run hold one region
+// per stored step over its steady window, tagged ladder.
+func TestLadderStepAnnotations(t *testing.T) {
+	e := newEnv(t, "ladder-steps")
+	tr := e.truth
+	e.jsonData["discoverRuns"] = false
+	writeRows(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), ladderRows(tr))
+	c := e.client(t)
+	get := func(steps bool) *data.Frame {
+		r := e.query(t, c, q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "annotations", "ladderSteps": steps}))["A"]
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		return r.Frames[0]
+	}
+	if f := get(false); f.Rows() != 2 {
+		t.Fatalf("without ladderSteps %d regions, want the run and its steady window", f.Rows())
+	}
+	f := get(true)
+	var regions [][2]int64
+	for i := range f.Rows() {
+		if tags := field(t, f, "tags").At(i).(string); strings.Contains(tags, "ladder") {
+			from := field(t, f, "time").At(i).(time.Time).Unix()
+			to := field(t, f, "timeEnd").At(i).(time.Time).Unix()
+			regions = append(regions, [2]int64{from, to})
+			if title := field(t, f, "title").At(i).(string); !strings.HasPrefix(title, "step ") || !strings.Contains(title, "users=") {
+				t.Errorf("region title %q", title)
+			}
+		}
+	}
+	if len(regions) != len(tr.Ladder.Rows) {
+		t.Fatalf("%d ladder regions, %d stored steps", len(regions), len(tr.Ladder.Rows))
+	}
+	for i, row := range tr.Ladder.Rows {
+		var a, b string
+		for _, kv := range row.Values {
+			switch kv.Key {
+			case "window_start":
+				a = *kv.Value
+			case "window_end":
+				b = *kv.Value
+			}
+		}
+		if strconv.FormatInt(regions[i][0], 10) != a || strconv.FormatInt(regions[i][1], 10) != b {
+			t.Errorf("step %d region %v, stored window [%s, %s]", i+1, regions[i], a, b)
+		}
 	}
 }

@@ -60,6 +60,8 @@ type queryModel struct {
 	// (distribution bands and the top series), all, or "" (bands above
 	// maxSeries).
 	Series string `json:"series,omitempty"`
+	// LadderSteps adds a region per ladder step to `annotations`.
+	LadderSteps bool `json:"ladderSteps,omitempty"`
 	// grid is the request's panel resolution (Interval, MaxDataPoints).
 	grid panelGrid
 	// Baseline and Candidate are the run ids of `compare`.

@@ -157,6 +157,13 @@ func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resourc
 	return nil
 }
 
+// storedLadderSteps are the steps of a stored run's ladder rows (none for
+// a run outside the store or without a ladder).
+func (d *Datasource) storedLadderSteps(ctx context.Context, e runs.Entry) []ladder.StepRow {
+	steps, _, _ := ladder.FromRows(d.storedArtifacts(ctx, e).ladder)
+	return steps
+}
+
 // storeNotices are the caveats of reading a stored run: an artifact that
 // could not be read (so its numbers were harvested instead).
 func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {

@@ -41,6 +41,13 @@ describe('AnnotationQueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'Anno', queryType: 'annotations', tag: 'abc' });
   });
 
+  it('ladder steps switch adds and removes ladderSteps', async () => {
+    const { onChange } = await setup({ refId: 'Anno', queryType: 'annotations' });
+    expect(screen.getByLabelText('Ladder steps')).not.toBeChecked();
+    fireEvent.click(screen.getByLabelText('Ladder steps'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'Anno', queryType: 'annotations', ladderSteps: true });
+  });
+
   it('choosing a run writes it', async () => {
     const { onChange } = await setup({ refId: 'Anno', queryType: 'annotations', run: 'range' });
     await userEvent.click(screen.getByLabelText('Run'));

@@ -1,6 +1,6 @@
 import React, { ChangeEvent } from 'react';
 import { QueryEditorProps } from '@grafana/data';
-import { InlineField, InlineFieldRow, Input, Stack, Text } from '@grafana/ui';
+import { InlineField, InlineFieldRow, InlineSwitch, Input, Stack, Text } from '@grafana/ui';
 
 import type { DataSource } from '../datasource';
 import { DensityOptions, DensityQuery, RUN_RANGE } from '../types';
@@ -63,6 +63,28 @@ export function AnnotationQueryEditor({ query, onChange, datasource, range }: Pr
             value={query.tag ?? ''}
             placeholder="any tag"
             onChange={onText('tag')}
+          />
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField
+          label="Ladder steps"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-annotation-ladder"
+          tooltip="A region per ladder step (its steady window) of stored ladder runs, tagged ladder"
+        >
+          <InlineSwitch
+            id="density-annotation-ladder"
+            value={query.ladderSteps ?? false}
+            onChange={(e: React.FormEvent<HTMLInputElement>) => {
+              const next: DensityQuery = { ...query, queryType: 'annotations' };
+              if (e.currentTarget.checked) {
+                next.ladderSteps = true;
+              } else {
+                delete next.ladderSteps;
+              }
+              onChange(next);
+            }}
           />
         </InlineField>
       </InlineFieldRow>
