@@ -18,7 +18,7 @@ import (
 	"github.com/substrate/density/pkg/cluster"
 )
 
-// The scale run of issue 4: 5,000 nodes and 100,000 pods through the test
+// The scale run: 5,000 nodes and 100,000 pods through the test
 // server (which filters by label and field selector and paginates like the
 // real one), with 5,000 to 20,000 of the pods live workers on 2,000 nodes.
 //

@@ -25,7 +25,7 @@ import (
 	"github.com/substrate/density/internal/simrun"
 )
 
-// The benchmarks of issue 3 ("Performance"). They report ratios and counts
+// The export benchmarks. They report ratios and counts
 // measured in one run (the machines have 2 shared cores: wall times are
 // noisy, so nothing here asserts a duration). scripts/bench-export.sh runs
 // them and turns the output into the table of docs/performance.md.

@@ -1,6 +1,6 @@
 package export
 
-// The fault matrix of the export path (issue 7): one row per fault × path.
+// The fault matrix of the export path: one row per fault × path.
 // Each row injects one fault into an otherwise healthy export of the
 // simulator's "steady" run (real Prometheus 2.42, a fake Kubernetes API
 // server holding a synthetic cluster, Locust files on disk or in a file://

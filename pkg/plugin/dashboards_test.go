@@ -1,6 +1,6 @@
 package plugin
 
-// The dashboard smoke test (issue 6). There is no Grafana server here, so
+// The dashboard smoke test. There is no Grafana server here, so
 // this test does what Grafana does with the provisioned dashboards:
 //
 //  1. Static: decode every dashboards/*.json strictly with the Grafana

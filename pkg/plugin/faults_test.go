@@ -1,6 +1,6 @@
 package plugin
 
-// The fault matrix of the datasource path (issue 7): the faults of the
+// The fault matrix of the datasource path: the faults of the
 // export's matrix (pkg/export/faults_test.go) injected into a datasource
 // served over Grafana's plugin gRPC protocol. For every row and every query
 // of a dashboard load the answer must be either a downstream error naming

@@ -45,7 +45,7 @@ func makeSizeBounds() []float64 {
 	return append(b, math.Inf(1))
 }
 
-// Params size the simulated cluster. The defaults are issue 7's scale run:
+// Params size the simulated cluster. The defaults are the scale run:
 // 500 nodes, 5,000 worker pods, 24 hours at a 10 s scrape, 20 atelets
 // restarting inside the steady window.
 type Params struct {
