@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/cluster"
@@ -327,12 +327,7 @@ func TestExportWithoutHistory(t *testing.T) {
 // TestExportPrometheusUnreachable: every Prometheus field is null, never 0,
 // the artifacts are still written and the exit code is 0.
 func TestExportPrometheusUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := promfake.ClosedURL(t)
 	run := cache.Generated(t, "steady")
 	dir := copyRun(t, run)
 	e := newEnv(nil, nil)

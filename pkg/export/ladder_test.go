@@ -3,15 +3,12 @@ package export
 import (
 	"context"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 )
@@ -132,31 +129,10 @@ func valText(v any) string {
 	return "null"
 }
 
-// failing forwards to target, answering an API error to reads whose query
-// contains bad.
-func failing(t *testing.T, target, bad string) string {
-	u, _ := url.Parse(target)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		form, _ := url.ParseQuery(string(body))
-		if strings.Contains(r.URL.Query().Get("query")+form.Get("query"), bad) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			io.WriteString(w, `{"status":"error","errorType":"execution","error":"injected failure"}`)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 func TestExportLadderFailedRead(t *testing.T) {
 	dir, url, tr := ladderRun(t)
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, failing(t, url, "pg_stat_activity_count"), tr), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, promfake.FailingProxy(t, url, "pg_stat_activity_count"), tr), e.Env); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	rows := jsonlRows(t, filepath.Join(dir, "stats.jsonl"))

@@ -3,13 +3,13 @@ package export
 import (
 	"context"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
@@ -182,12 +182,7 @@ func TestExportPSISeries(t *testing.T) {
 // TestExportPSISeriesUnreachable: with every PSI read failed the file is
 // still written, each band set "series": null with empty arrays.
 func TestExportPSISeriesUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := promfake.ClosedURL(t)
 	run := cache.Generated(t, "steady")
 	dir := copyRun(t, run)
 	e := newEnv(nil, nil)

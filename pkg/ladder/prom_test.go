@@ -2,17 +2,14 @@ package ladder
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
@@ -179,31 +176,6 @@ func TestLadderVictoriaMetricsCounters(t *testing.T) {
 	}
 }
 
-// failingProxy forwards to target but answers an API error to every read
-// whose query contains bad.
-func failingProxy(t *testing.T, target, bad string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		form, _ := url.ParseQuery(string(body))
-		q := r.URL.Query().Get("query") + form.Get("query")
-		if strings.Contains(q, bad) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			io.WriteString(w, `{"status":"error","errorType":"execution","error":"injected failure"}`)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 func TestLadderFailedReadWritesNoRows(t *testing.T) {
 	run, srv := cache.Prometheus(t, scenario)
 	lad := readLadder(t, run.Dir)
@@ -211,7 +183,7 @@ func TestLadderFailedReadWritesNoRows(t *testing.T) {
 		t.Run(bad, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res := Evaluate(ctx, client(t, failingProxy(t, srv.URL, bad), nil), lad, builtin(t), DefaultOptions())
+			res := Evaluate(ctx, client(t, promfake.FailingProxy(t, srv.URL, bad), nil), lad, builtin(t), DefaultOptions())
 			if res.Err == nil || res.Rows != nil || res.StatsRows(1, "", "") != nil {
 				t.Fatalf("a failed read still gave rows: %+v", res)
 			}

@@ -231,18 +231,26 @@ func (s *scanner) hex4() (rune, error) {
 		if !ok {
 			return 0, errStop
 		}
-		switch {
-		case b >= '0' && b <= '9':
-			r = r<<4 | rune(b-'0')
-		case b >= 'a' && b <= 'f':
-			r = r<<4 | rune(b-'a'+10)
-		case b >= 'A' && b <= 'F':
-			r = r<<4 | rune(b-'A'+10)
-		default:
+		d, ok := hexDigit(b)
+		if !ok {
 			return 0, errSyntax
 		}
+		r = r<<4 | d
 	}
 	return r, nil
+}
+
+// hexDigit is the value of one hex digit of a \u escape.
+func hexDigit(b byte) (rune, bool) {
+	switch {
+	case b >= '0' && b <= '9':
+		return rune(b - '0'), true
+	case b >= 'a' && b <= 'f':
+		return rune(b - 'a' + 10), true
+	case b >= 'A' && b <= 'F':
+		return rune(b - 'A' + 10), true
+	}
+	return 0, false
 }
 
 // lowSurrogate completes a surrogate pair when "\uDCxx" follows; a lone
@@ -258,16 +266,11 @@ func (s *scanner) lowSurrogate(hi rune) rune {
 	}
 	var lo rune
 	for _, b := range p[2:] {
-		switch {
-		case b >= '0' && b <= '9':
-			lo = lo<<4 | rune(b-'0')
-		case b >= 'a' && b <= 'f':
-			lo = lo<<4 | rune(b-'a'+10)
-		case b >= 'A' && b <= 'F':
-			lo = lo<<4 | rune(b-'A'+10)
-		default:
+		d, ok := hexDigit(b)
+		if !ok {
 			return utf8.RuneError
 		}
+		lo = lo<<4 | d
 	}
 	if lo < 0xDC00 || lo > 0xDFFF {
 		return utf8.RuneError
