@@ -3,8 +3,10 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"os"
@@ -309,11 +311,15 @@ func storeRun(t testing.TB, r *promtest.Run) (root, dir string) {
 	return root, dir
 }
 
-// copyLocustFiles copies a simulated run's Locust files into dir.
+// copyLocustFiles copies a simulated run's Locust files into dir, and its
+// logs.txt when it has one (a ladder run).
 func copyLocustFiles(t testing.TB, from, dir string) {
 	t.Helper()
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
+	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile, simrun.LogsFile} {
 		b, err := os.ReadFile(filepath.Join(from, f))
+		if f == simrun.LogsFile && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,14 +60,14 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 				add(e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
 			}
 			if m.LadderSteps {
-				for _, st := range d.storedLadderSteps(ctx, e) {
-					w, s := st.Window, st.Step
+				for _, lw := range d.storedLadderWindows(ctx, e) {
+					w, s := lw.win, lw.step
 					target := "unchanged"
 					if s.TargetRPS != nil {
 						target = strconv.FormatFloat(*s.TargetRPS, 'f', -1, 64)
 					}
 					add(w.A, w.B, fmt.Sprintf("step %d/%d users=%d target_rps=%s", s.Number, s.Of, s.Users, target),
-						"ladder step of run "+e.ID+" (its steady window)", "ladder", e.TestName)
+						ladderStepText(e, lw), "ladder", e.TestName)
 				}
 			}
 		}
@@ -86,4 +86,17 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 		}
 		return backend.DataResponse{Frames: data.Frames{frame}}
 	})
+}
+
+// ladderStepText is a step region's text: the trimmed window it spans and,
+// when the run's logs.txt gave it, the step's untrimmed span.
+func ladderStepText(e runs.Entry, lw ladderWindow) string {
+	t := fmt.Sprintf("ladder step of run %s: steady window (%d, %d]", e.ID, lw.win.A, lw.win.B)
+	if lw.step.StartMs != 0 && lw.step.EndMs != nil {
+		t += fmt.Sprintf(" after the %d s / %d s trim; the step ran %s to %s UTC",
+			runs.DefaultLadderTrimStartS, runs.DefaultLadderTrimEndS,
+			time.UnixMilli(lw.step.StartMs).UTC().Format(time.DateTime+".000"),
+			time.UnixMilli(*lw.step.EndMs).UTC().Format(time.DateTime+".000"))
+	}
+	return t
 }

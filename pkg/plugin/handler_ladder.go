@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/ladder"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -24,37 +26,112 @@ const (
 // per load step (step, steps, users, target_rps, the window and every
 // figure of the step rows, as numbers) and a one-row summary frame. A
 // stored run's come from its stats.jsonl ladder rows, without a
-// Prometheus request; a run without stored ladder rows gets empty frames
-// with a notice saying why.
+// Prometheus request; a stored run without them (or with preferStored off)
+// has its logs.txt evaluated over Prometheus with the profile of the
+// setting ladderProfile, else the built-in one. Any other run gets empty
+// frames with a notice saying why.
 func (d *Datasource) handleLadder(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	return d.perRun(ctx, q, nil, d.ladderFrames)
 }
 
 func (d *Datasource) ladderFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
-	var (
-		set   []*data.Frame
-		notes []string
-	)
-	switch {
-	case e.Source != runs.SourceStore:
-		notes = append(notes, fmt.Sprintf("run %s is outside the results store: it has no logs.txt and no stored ladder rows, so no ladder steps", e.ID))
-	case !d.settings.PreferStored:
-		notes = append(notes, fmt.Sprintf("run %s: the ladder is read from the results store only (the setting preferStored is off)", e.ID))
-	default:
+	lr := d.runLadder(ctx, e)
+	set := []*data.Frame{data.NewFrame(frameName("ladder steps", label)), data.NewFrame(frameName("ladder summary", label))}
+	if lr.found {
+		set = ladderTables(lr.steps, lr.sum, label)
+	}
+	return runFrames{frames: set, queries: lr.queries, notices: textNotices(lr.notes)}, nil
+}
+
+// ladderRead is a run's ladder as the datasource shows it.
+type ladderRead struct {
+	steps   []ladder.StepRow
+	sum     ladder.Summary
+	found   bool
+	queries []string
+	notes   []string
+}
+
+// runLadder reads a run's ladder: the stored rows first, else the stored
+// logs.txt evaluated over Prometheus (cached like a block: immutable for a
+// finished run).
+func (d *Datasource) runLadder(ctx context.Context, e runs.Entry) ladderRead {
+	var lr ladderRead
+	if e.Source != runs.SourceStore {
+		lr.notes = append(lr.notes, fmt.Sprintf("run %s is outside the results store: it has no %s and no stored ladder rows, so no ladder steps", e.ID, runs.FileLogs))
+		return lr
+	}
+	if d.settings.PreferStored {
 		s := d.storedArtifacts(ctx, e)
-		notes = append(notes, s.problems...)
-		steps, sum, found := ladder.FromRows(s.ladder)
-		if found {
-			set = ladderTables(steps, sum, label)
-			notes = append(notes, fmt.Sprintf("source: results store (the ladder rows of the stored %s of run %s)", runs.FileStatsJSONL, e.ID))
-			break
+		lr.notes = append(lr.notes, s.problems...)
+		if lr.steps, lr.sum, lr.found = ladder.FromRows(s.ladder); lr.found {
+			lr.notes = append(lr.notes, fmt.Sprintf("source: results store (the ladder rows of the stored %s of run %s)", runs.FileStatsJSONL, e.ID))
+			return lr
 		}
-		notes = append(notes, fmt.Sprintf("run %s has no ladder rows in its stored %s: not a ladder run, or exported without them", e.ID, runs.FileStatsJSONL))
 	}
-	if set == nil {
-		set = []*data.Frame{data.NewFrame(frameName("ladder steps", label)), data.NewFrame(frameName("ladder summary", label))}
+	if !e.Artifacts.Logs {
+		lr.notes = append(lr.notes, fmt.Sprintf("run %s has no ladder rows in its stored %s and no %s: not a ladder run", e.ID, runs.FileStatsJSONL, runs.FileLogs))
+		return lr
 	}
-	return runFrames{frames: set, notices: textNotices(notes)}, nil
+	v, _ := d.cache.get(ctx, d.blockKey(e, "ladder"), d.now(), func() (any, time.Duration) {
+		ev := d.evaluateLadder(ctx, e)
+		if ctx.Err() != nil || !e.EndKnown {
+			return ev, liveTTL
+		}
+		return ev, -1
+	})
+	ev, _ := v.(ladderRead)
+	ev.notes = append(lr.notes, ev.notes...)
+	return ev
+}
+
+// evaluateLadder evaluates a stored run's logs.txt over Prometheus.
+func (d *Datasource) evaluateLadder(ctx context.Context, e runs.Entry) ladderRead {
+	var lr ladderRead
+	lad, err := d.storedLadderLog(ctx, e)
+	if err != nil {
+		lr.notes = append(lr.notes, err.Error())
+		return lr
+	}
+	if len(lad.Steps) == 0 {
+		lr.notes = append(lr.notes, fmt.Sprintf("run %s: its %s has no ladder lines: not a ladder run", e.ID, runs.FileLogs))
+		return lr
+	}
+	prof, err := d.ladderProfile()
+	if err != nil {
+		lr.notes = append(lr.notes, err.Error())
+		return lr
+	}
+	log := &promql.Log{}
+	res := ladder.Evaluate(ctx, d.prom.Recording(log), lad, prof, ladder.DefaultOptions())
+	lr.queries = distinctSorted(log.Queries())
+	lr.notes = append(lr.notes, res.Notices...)
+	if res.Err != nil {
+		lr.notes = append(lr.notes, fmt.Sprintf("run %s: a ladder read failed, so no ladder steps are shown (never a ladder with gaps): %v", e.ID, res.Err))
+		return lr
+	}
+	// Through the rows the export writes, so the panel shows the artifact's
+	// rounding (4 decimals) and null rules.
+	lr.steps, lr.sum, lr.found = ladder.FromRows(res.StatsRows(e.Start, e.Tag, e.TestName))
+	lr.notes = append(lr.notes, fmt.Sprintf("source: the %s of stored run %s evaluated over Prometheus (no stored ladder rows)", runs.FileLogs, e.ID))
+	return lr
+}
+
+// ladderProfile is the profile of the setting ladderProfile, else the
+// built-in one, expanded with the default names and namespaces.
+func (d *Datasource) ladderProfile() (ladder.Profile, error) {
+	if strings.TrimSpace(d.settings.LadderProfile) == "" {
+		p, err := ladder.Builtin().Expand(ladder.DefaultVars())
+		if err == nil {
+			err = p.Validate()
+		}
+		return p, err
+	}
+	p, err := ladder.ParseProfile([]byte(d.settings.LadderProfile), ladder.DefaultVars())
+	if err != nil {
+		return nil, fmt.Errorf("the setting ladderProfile: %w", err)
+	}
+	return p, nil
 }
 
 // ladderTables are the steps table and the summary frame of read-back

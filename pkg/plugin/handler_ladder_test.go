@@ -125,16 +125,49 @@ func TestLadderStoredRows(t *testing.T) {
 	t.Logf("%d steps, %d columns, 0 Prometheus requests", steps.Rows(), len(steps.Fields))
 }
 
-// A stored run without ladder rows, and a run outside the store: empty
-// frames with a notice saying why.
+// A stored run without ladder rows has its logs.txt evaluated over
+// Prometheus: the frames equal the simulator's rows (the export's rounding)
+// and name that source. Without logs.txt, and for a run outside the store:
+// empty frames with a notice saying why.
 func TestLadderWithoutRows(t *testing.T) {
 	e := newEnv(t, "ladder-steps")
+	tr := e.truth
+	p := newCountingProxy(t, e.prom.URL)
+	e.promURL = p.URL
 	e.jsonData["discoverRuns"] = false
 	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
-	if len(r.Frames) != 2 || r.Frames[0].Rows() != 0 || r.Frames[1].Rows() != 0 {
-		t.Fatalf("stored run without rows: %d frames", len(r.Frames))
+	if len(r.Frames) != 2 || r.Frames[0].Rows() != len(tr.Ladder.Rows) || r.Frames[1].Rows() != 1 {
+		t.Fatalf("stored run with logs.txt and no rows: %d frames; notices %s", len(r.Frames), noticeTexts(r))
 	}
-	if !hasNotice(r.Frames[0], "no ladder rows") {
+	for i, row := range tr.Ladder.Rows {
+		checkLadderFrame(t, r.Frames[0], i, row.Values)
+	}
+	checkLadderFrame(t, r.Frames[1], 0, tr.Ladder.Summary)
+	if !hasNotice(r.Frames[0], "evaluated over Prometheus") || !hasNotice(r.Frames[0], "has no end") {
+		t.Errorf("notices: %s", noticeTexts(r))
+	}
+	n := p.n.Load()
+	if n == 0 {
+		t.Error("no Prometheus request for a ladder evaluated from logs.txt")
+	}
+	// A finished run's evaluation is cached: the same query again reads
+	// nothing.
+	_ = e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
+	t.Logf("%d steps from logs.txt in %d Prometheus requests; again: %d more", r.Frames[0].Rows(), n, p.n.Load()-n)
+
+	if err := os.Remove(filepath.Join(e.runDir(), runs.FileLogs)); err != nil {
+		t.Fatal(err)
+	}
+	bare := newEnv(t, "ladder-steps")
+	bare.jsonData["discoverRuns"] = false
+	if err := os.Remove(filepath.Join(bare.runDir(), runs.FileLogs)); err != nil {
+		t.Fatal(err)
+	}
+	r = bare.one(t, bare.client(t), map[string]any{"queryType": "ladder", "run": bare.runID})
+	if len(r.Frames) != 2 || r.Frames[0].Rows() != 0 || r.Frames[1].Rows() != 0 {
+		t.Fatalf("stored run without rows or logs.txt: %d frames", len(r.Frames))
+	}
+	if !hasNotice(r.Frames[0], "no ladder rows") || !hasNotice(r.Frames[0], "no logs.txt") {
 		t.Errorf("notices: %s", noticeTexts(r))
 	}
 
@@ -149,51 +182,97 @@ func TestLadderWithoutRows(t *testing.T) {
 	}
 }
 
-// With ladderSteps, the annotations of a stored ladder run hold one region
-// per stored step over its steady window, tagged ladder.
-func TestLadderStepAnnotations(t *testing.T) {
+// The setting ladderProfile replaces the built-in profile; a bad one is a
+// notice on the ladder query, not a broken datasource.
+func TestLadderProfileSetting(t *testing.T) {
 	e := newEnv(t, "ladder-steps")
 	tr := e.truth
 	e.jsonData["discoverRuns"] = false
-	writeRows(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), ladderRows(tr))
-	c := e.client(t)
-	get := func(steps bool) *data.Frame {
-		r := e.query(t, c, q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "annotations", "ladderSteps": steps}))["A"]
-		if r.Error != nil {
-			t.Fatal(r.Error)
-		}
-		return r.Frames[0]
+	e.jsonData["ladderProfile"] = "- {key: resume_rps, query: 'locust_requests_total{name=\"${resume_name}\", status=\"success\"}', reduce: growth_rate}\n"
+	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
+	if r.Frames[0].Rows() != len(tr.Ladder.Rows) {
+		t.Fatalf("%d rows; notices %s", r.Frames[0].Rows(), noticeTexts(r))
 	}
-	if f := get(false); f.Rows() != 2 {
-		t.Fatalf("without ladderSteps %d regions, want the run and its steady window", f.Rows())
+	var keys []string
+	for _, f := range r.Frames[0].Fields {
+		keys = append(keys, f.Name)
 	}
-	f := get(true)
-	var regions [][2]int64
-	for i := range f.Rows() {
-		if tags := field(t, f, "tags").At(i).(string); strings.Contains(tags, "ladder") {
-			from := field(t, f, "time").At(i).(time.Time).Unix()
-			to := field(t, f, "timeEnd").At(i).(time.Time).Unix()
-			regions = append(regions, [2]int64{from, to})
-			if title := field(t, f, "title").At(i).(string); !strings.HasPrefix(title, "step ") || !strings.Contains(title, "users=") {
-				t.Errorf("region title %q", title)
-			}
-		}
-	}
-	if len(regions) != len(tr.Ladder.Rows) {
-		t.Fatalf("%d ladder regions, %d stored steps", len(regions), len(tr.Ladder.Rows))
+	if got := strings.Join(keys, ","); got != "step,steps,users,target_rps,window_start,window_end,window_s,resume_rps" {
+		t.Errorf("columns %s, want the window and the profile's one figure", got)
 	}
 	for i, row := range tr.Ladder.Rows {
-		var a, b string
 		for _, kv := range row.Values {
-			switch kv.Key {
-			case "window_start":
-				a = *kv.Value
-			case "window_end":
-				b = *kv.Value
+			if kv.Key == "resume_rps" {
+				checkLadderFrame(t, r.Frames[0], i, []simrun.KV{kv})
 			}
 		}
-		if strconv.FormatInt(regions[i][0], 10) != a || strconv.FormatInt(regions[i][1], 10) != b {
-			t.Errorf("step %d region %v, stored window [%s, %s]", i+1, regions[i], a, b)
-		}
+	}
+
+	bad := newEnv(t, "ladder-steps")
+	bad.jsonData["discoverRuns"] = false
+	bad.jsonData["ladderProfile"] = "- {key: x, query: 'up', reduce: median}\n"
+	r = bad.one(t, bad.client(t), map[string]any{"queryType": "ladder", "run": bad.runID})
+	if r.Frames[0].Rows() != 0 || !hasNotice(r.Frames[0], "ladderProfile") {
+		t.Errorf("bad profile: %d rows, notices %s", r.Frames[0].Rows(), noticeTexts(r))
+	}
+}
+
+// With ladderSteps, the annotations of a stored ladder run hold one region
+// per step over its steady window, tagged ladder: from the stored rows, and
+// from logs.txt (the same windows, with the untrimmed span in the text)
+// when no rows are stored.
+func TestLadderStepAnnotations(t *testing.T) {
+	for _, fromRows := range []bool{true, false} {
+		t.Run(map[bool]string{true: "rows", false: "logs.txt"}[fromRows], func(t *testing.T) {
+			e := newEnv(t, "ladder-steps")
+			tr := e.truth
+			e.jsonData["discoverRuns"] = false
+			if fromRows {
+				writeRows(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), ladderRows(tr))
+			}
+			c := e.client(t)
+			get := func(steps bool) *data.Frame {
+				r := e.query(t, c, q("A", tr.Start-600, tr.End+600, map[string]any{"queryType": "annotations", "ladderSteps": steps}))["A"]
+				if r.Error != nil {
+					t.Fatal(r.Error)
+				}
+				return r.Frames[0]
+			}
+			if f := get(false); f.Rows() != 2 {
+				t.Fatalf("without ladderSteps %d regions, want the run and its steady window", f.Rows())
+			}
+			f := get(true)
+			var regions [][2]int64
+			for i := range f.Rows() {
+				if tags := field(t, f, "tags").At(i).(string); strings.Contains(tags, "ladder") {
+					from := field(t, f, "time").At(i).(time.Time).Unix()
+					to := field(t, f, "timeEnd").At(i).(time.Time).Unix()
+					regions = append(regions, [2]int64{from, to})
+					if title := field(t, f, "title").At(i).(string); !strings.HasPrefix(title, "step ") || !strings.Contains(title, "users=") {
+						t.Errorf("region title %q", title)
+					}
+					if text := field(t, f, "text").At(i).(string); strings.Contains(text, "the step ran") == fromRows {
+						t.Errorf("region text %q: the untrimmed span comes from logs.txt only", text)
+					}
+				}
+			}
+			if len(regions) != len(tr.Ladder.Rows) {
+				t.Fatalf("%d ladder regions, %d stored steps", len(regions), len(tr.Ladder.Rows))
+			}
+			for i, row := range tr.Ladder.Rows {
+				var a, b string
+				for _, kv := range row.Values {
+					switch kv.Key {
+					case "window_start":
+						a = *kv.Value
+					case "window_end":
+						b = *kv.Value
+					}
+				}
+				if strconv.FormatInt(regions[i][0], 10) != a || strconv.FormatInt(regions[i][1], 10) != b {
+					t.Errorf("step %d region %v, stored window [%s, %s]", i+1, regions[i], a, b)
+				}
+			}
+		})
 	}
 }

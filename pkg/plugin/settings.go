@@ -100,6 +100,10 @@ type Settings struct {
 	// Gates is the text of a gates file (verdicts.md) for the `gates`
 	// query; it is parsed by the query, so a bad file fails only that query.
 	Gates string
+	// LadderProfile is the YAML of a ladder profile (ladder-steps.md)
+	// replacing the built-in one when a ladder is evaluated from a stored
+	// run's logs.txt; parsed by the query, like Gates.
+	LadderProfile string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -141,6 +145,7 @@ type jsonData struct {
 	MaxSeries              flexNumber `json:"maxSeries"`
 	TopSeries              flexNumber `json:"topSeries"`
 	Gates                  string     `json:"gates"`
+	LadderProfile          string     `json:"ladderProfile"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -202,6 +207,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
 		Gates:           jd.Gates,
+		LadderProfile:   jd.LadderProfile,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),

@@ -157,11 +157,66 @@ func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resourc
 	return nil
 }
 
-// storedLadderSteps are the steps of a stored run's ladder rows (none for
-// a run outside the store or without a ladder).
-func (d *Datasource) storedLadderSteps(ctx context.Context, e runs.Entry) []ladder.StepRow {
-	steps, _, _ := ladder.FromRows(d.storedArtifacts(ctx, e).ladder)
-	return steps
+// ladderWindow is one step region of a stored run's ladder: the trimmed
+// window, and the untrimmed span when the log gave it (StartMs 0: rows).
+type ladderWindow struct {
+	step runs.LadderStep
+	win  runs.StepWindow
+}
+
+// storedLadderWindows are the step windows of a stored run's ladder: its
+// ladder rows, else its logs.txt (no Prometheus read either way; none for
+// a run outside the store or without a ladder). Skipped steps have none.
+func (d *Datasource) storedLadderWindows(ctx context.Context, e runs.Entry) []ladderWindow {
+	var out []ladderWindow
+	if steps, _, found := ladder.FromRows(d.storedArtifacts(ctx, e).ladder); found && d.settings.PreferStored {
+		for _, r := range steps {
+			out = append(out, ladderWindow{step: r.Step, win: r.Window})
+		}
+		return out
+	}
+	lad, err := d.storedLadderLog(ctx, e)
+	if err != nil {
+		return nil
+	}
+	for _, st := range lad.Steps {
+		if w := st.Window(runs.DefaultLadderTrimStartS, runs.DefaultLadderTrimEndS); w.Skipped == "" {
+			out = append(out, ladderWindow{step: st, win: w})
+		}
+	}
+	return out
+}
+
+// storedLadderLog reads the ladder lines of a stored run's logs.txt (UTC
+// timestamps, as the benchmark runner writes them), once per finished
+// run. A run without the file has an empty ladder.
+func (d *Datasource) storedLadderLog(ctx context.Context, e runs.Entry) (runs.Ladder, error) {
+	if e.Source != runs.SourceStore || d.catalogs.Store == nil || !e.Artifacts.Logs {
+		return runs.Ladder{}, nil
+	}
+	type read struct {
+		lad runs.Ladder
+		err error
+	}
+	v, _ := d.cache.get(ctx, d.blockKey(e, "ladder log"), d.now(), func() (any, time.Duration) {
+		var r read
+		rc, err := d.catalogs.Store.OpenFile(ctx, e, runs.FileLogs)
+		if err != nil {
+			r.err = fmt.Errorf("run %s: reading its stored %s: %w", e.ID, runs.FileLogs, err)
+			return r, 0
+		}
+		defer rc.Close()
+		if r.lad, err = runs.ReadLadder(rc, time.UTC); err != nil {
+			r.err = fmt.Errorf("run %s: reading its stored %s: %w", e.ID, runs.FileLogs, err)
+			return r, 0
+		}
+		if !e.EndKnown {
+			return r, liveTTL
+		}
+		return r, -1
+	})
+	r, _ := v.(read)
+	return r.lad, r.err
 }
 
 // storeNotices are the caveats of reading a stored run: an artifact that

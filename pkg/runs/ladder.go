@@ -10,10 +10,6 @@ import (
 	"time"
 )
 
-// FileLogs is the run's log (Locust master and workers), which holds the
-// ladder lines of a ladder run.
-const FileLogs = "logs.txt"
-
 // Default trims of a ladder step's steady window (ladder-steps.md): a rate
 // change reaches the load generator within ~10 s and new users warm up
 // first; the last seconds before the next step are left out too.

@@ -13,6 +13,9 @@ const (
 	FileExceptions    = "exceptions.csv"
 	FileClusterBefore = "cluster_before.json"
 	FilePSISeries     = "psi_series.json"
+	// FileLogs is the run's log (Locust master and workers), which holds
+	// the ladder lines of a ladder run.
+	FileLogs = "logs.txt"
 )
 
 // ArtifactFiles returns the file names Artifacts tracks, in a stable order
@@ -20,7 +23,7 @@ const (
 func ArtifactFiles() []string {
 	return []string{
 		FileStatsHistory, FileStats, FileStatsJSONL, FileStatus,
-		FileServerSummary, FileFailures, FileExceptions, FileClusterBefore, FilePSISeries,
+		FileServerSummary, FileFailures, FileExceptions, FileClusterBefore, FilePSISeries, FileLogs,
 	}
 }
 
@@ -35,6 +38,7 @@ type Artifacts struct {
 	Exceptions    bool
 	ClusterBefore bool
 	PSISeries     bool
+	Logs          bool
 }
 
 // field returns the flag for one of ArtifactFiles() (nil for other names).
@@ -58,6 +62,8 @@ func (a *Artifacts) field(name string) *bool {
 		return &a.ClusterBefore
 	case FilePSISeries:
 		return &a.PSISeries
+	case FileLogs:
+		return &a.Logs
 	}
 	return nil
 }
