@@ -249,6 +249,8 @@ type densityQuery struct {
 	Block      string          `json:"block,omitempty"`
 	TestName   string          `json:"testName,omitempty"`
 	Tag        string          `json:"tag,omitempty"`
+	// LadderSteps adds the step regions to an annotation query.
+	LadderSteps bool `json:"ladderSteps,omitempty"`
 }
 
 func (densityQuery) ImplementsDataqueryVariant() {}
@@ -695,7 +697,7 @@ func currentValues(t *testing.T, v dashVar) []string {
 
 // grafanaUnits are the unit ids the dashboards may use (datasource.md
 // "Frames" plus plain numbers); a typo would render raw numbers.
-var grafanaUnits = []string{"", "none", "percentunit", "percent", "gbytes", "mbytes", "MiBs", "s"}
+var grafanaUnits = []string{"", "none", "short", "percentunit", "percent", "gbytes", "mbytes", "MiBs", "s", "ms", "reqps"}
 
 // knownTransforms are the transformations the smoke test emulates.
 var knownTransforms = []string{"filterFieldsByName", "organize", "joinByField", "sortBy"}
@@ -1348,6 +1350,7 @@ func graphable(frames []*data.Frame) []*data.Frame {
 // smokeEnv is the demo run behind a plugin served over gRPC.
 type smokeEnv struct {
 	truth  *simrun.Truth
+	now    time.Time
 	runID  string
 	client *datasourcetest.TestPluginClient
 	pc     backend.PluginContext
@@ -1357,13 +1360,14 @@ type smokeEnv struct {
 	trialKeys  map[string]*string
 }
 
-// newSmokeEnv loads the demo run into Prometheus, runs the export on it
-// (`mage demo`) and lays the result out as a results-store run, as
+// newSmokeEnv loads a simulated run (the demo run; the ladder scenario for
+// the Ladder dashboard) into Prometheus, runs the export on it (`mage
+// demo`) and lays the result out as a results-store run, as
 // docker-compose's demo-init does; then starts the plugin with the
 // provisioned settings pointed at them.
-func newSmokeEnv(t *testing.T, prov map[string]provDatasource) *smokeEnv {
+func newSmokeEnv(t *testing.T, prov map[string]provDatasource, scenario string) *smokeEnv {
 	t.Helper()
-	r, srv := promCache.Prometheus(t, "demo")
+	r, srv := promCache.Prometheus(t, scenario)
 	tr := r.Truth
 	root, dir := storeRun(t, r)
 	// The export's artifacts (server_summary.json, stats.jsonl), written
@@ -1385,7 +1389,7 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource) *smokeEnv {
 		t.Fatalf("export exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 
-	e := &smokeEnv{truth: tr, runID: runs.StoreRunID(tr.TestName, tr.Start, tr.Tag)}
+	e := &smokeEnv{truth: tr, now: now, runID: runs.StoreRunID(tr.TestName, tr.Start, tr.Tag)}
 	e.serverKeys, e.trialKeys = readStatsJSONL(t, filepath.Join(dir, runs.FileStatsJSONL))
 
 	// The provisioned datasource, pointed at this Prometheus and store. A
@@ -1522,6 +1526,9 @@ func applyTemplateVariables(q densityQuery, vars dashVars) map[string]any {
 	if q.Tag != "" {
 		m["tag"] = vars.interpolate(q.Tag, ",")
 	}
+	if q.LadderSteps {
+		m["ladderSteps"] = true
+	}
 	return m
 }
 
@@ -1648,13 +1655,17 @@ func (r panelResult) String() string {
 		r.dash, r.id, r.title, r.kind, r.frames, r.rows, r.fields, nulls, status)
 }
 
+// smokeScenario is the simulated run a dashboard is smoke-tested on when
+// it is not the demo run.
+var smokeScenario = map[string]string{"density-ladder": "ladder-steps"}
+
 func TestDashboardsSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Prometheus with the demo run")
 	}
 	dashes := loadDashboards(t)
 	prov := loadProvisioning(t)
-	e := newSmokeEnv(t, prov)
+	envs := map[string]*smokeEnv{}
 	uids := map[string]dashDoc{}
 	for _, f := range dashes {
 		uids[f.doc.UID] = f.doc
@@ -1663,6 +1674,16 @@ func TestDashboardsSmoke(t *testing.T) {
 	var results []panelResult
 	for _, f := range dashes {
 		d := f.doc
+		scenario := smokeScenario[d.UID]
+		if scenario == "" {
+			scenario = "demo"
+		}
+		e := envs[scenario]
+		if e == nil {
+			e = newSmokeEnv(t, prov, scenario)
+			envs[scenario] = e
+		}
+		clocks.Store(e.pc.DataSourceInstanceSettings.UID, e.now)
 		// The dashboard range: the demo run for the overview; a week
 		// around it for the trend (a nightly range holding the run).
 		from, to := e.truth.Start-600, e.truth.End+600
@@ -1814,11 +1835,47 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 		for _, f := range fr.Fields {
 			fields = append(fields, shown{f, fr})
 		}
+		// A per-run table is a one-row summary, except the ladder's steps
+		// (one row per step).
 		perRun := slices.ContainsFunc(targets, func(q densityQuery) bool {
-			return !slices.Contains(listTypes, q.QueryType)
+			return !slices.Contains(listTypes, q.QueryType) && q.QueryType != QueryLadder
 		})
 		if perRun && fr.Rows() != 1 {
 			t.Errorf("a per-run summary table has %d rows, want 1", fr.Rows())
+		}
+	case "barchart":
+		// Grafana's bar chart draws one frame: a group of bars per row at
+		// options.xField, a bar per other number field.
+		var o struct {
+			XField string `json:"xField"`
+		}
+		_ = json.Unmarshal(p.Options, &o)
+		if len(frames) != 1 || frames[0].Rows() == 0 {
+			t.Fatalf("a bar chart draws one frame with rows; got %s", describeFrames(frames))
+		}
+		fr := frames[0]
+		res.frames, res.rows = 1, fr.Rows()
+		var x *data.Field
+		for _, f := range fr.Fields {
+			if o.XField != "" && displayName(f, fr, frames) == o.XField {
+				x = f
+			}
+		}
+		if x == nil {
+			t.Fatalf("options.xField %q is not a field of %s", o.XField, describeFrames(frames))
+		}
+		for i := 0; i < x.Len(); i++ {
+			if cellNull(x, i) {
+				t.Errorf("the x field %q is null at row %d", o.XField, i)
+			}
+		}
+		for _, f := range fr.Fields {
+			if f != x && isNumberField(f) {
+				fields = append(fields, shown{f, fr})
+			}
+		}
+		if len(fields) == 0 {
+			t.Fatalf("no number field besides the x field: %s", describeFrames(frames))
 		}
 	default:
 		t.Fatalf("panel type %q is not checked by the smoke test", p.Type)
@@ -2114,6 +2171,7 @@ func (e *smokeEnv) checkAnnotations(t *testing.T, d dashDoc, vars dashVars, from
 		ts, te, title, tags := get("time"), get("timeEnd"), get("title"), get("tags")
 		_ = get("text")
 		var runRegion, steady bool
+		ladderRegions := 0
 		for i := 0; i < fr.Rows(); i++ {
 			s, _ := ts.ConcreteAt(i)
 			en, _ := te.ConcreteAt(i)
@@ -2126,12 +2184,25 @@ func (e *smokeEnv) checkAnnotations(t *testing.T, d dashDoc, vars dashVars, from
 				runRegion = runRegion || (st == e.truth.Start && et == e.truth.End)
 			case slices.Contains(tagList, "steady"):
 				steady = steady || (st >= e.truth.Start && et <= e.truth.End && st < et)
+			case slices.Contains(tagList, "ladder"):
+				if st >= e.truth.Start && et <= e.truth.End && st < et {
+					ladderRegions++
+				}
 			}
 			t.Logf("annotation %s: %q %s..%s tags %v", a.Name, ti, time.Unix(st, 0).UTC().Format(time.RFC3339), time.Unix(et, 0).UTC().Format(time.RFC3339), tagList)
 		}
 		if !runRegion || !steady {
 			t.Errorf("annotation %s: want the demo run region %d..%d and a steady region inside it (run %v, steady %v)",
 				a.Name, e.truth.Start, e.truth.End, runRegion, steady)
+		}
+		if q.LadderSteps {
+			want := 0
+			if e.truth.Ladder != nil {
+				want = len(e.truth.Ladder.Rows)
+			}
+			if want == 0 || ladderRegions != want {
+				t.Errorf("annotation %s: %d ladder step regions inside the run, want one per step row of the simulated ladder (%d)", a.Name, ladderRegions, want)
+			}
 		}
 	}
 }
