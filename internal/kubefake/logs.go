@@ -52,6 +52,9 @@ func NewLogServer(pods []LogPod, listFail ...string) *LogServer {
 // Close stops the server.
 func (s *LogServer) Close() { s.srv.Close() }
 
+// URL is the server's base URL.
+func (s *LogServer) URL() string { return s.srv.URL }
+
 // Client is a client-go clientset talking to the server.
 func (s *LogServer) Client() (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(&rest.Config{Host: s.srv.URL})

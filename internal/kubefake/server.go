@@ -18,11 +18,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,6 +80,9 @@ type Config struct {
 	Faults map[string]Fault
 	// TLS serves HTTPS with httptest's certificate (see Server.CACertPEM).
 	TLS bool
+	// PodLogNamespaces are where a SelfSubjectAccessReview of get pods/log
+	// is allowed (every other review is denied).
+	PodLogNamespaces []string
 }
 
 // Server is a running fake API server. Close it when done.
@@ -145,7 +150,32 @@ func route(path string) (ns, resource string, ok bool) {
 	return "", "", false
 }
 
+// accessReviewPath is where client-go creates SelfSubjectAccessReviews.
+const accessReviewPath = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+// review answers a SelfSubjectAccessReview from Config.PodLogNamespaces.
+func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+	var rev authorizationv1.SelfSubjectAccessReview
+	if err := json.NewDecoder(r.Body).Decode(&rev); err != nil || r.Method != http.MethodPost {
+		writeStatus(w, apierrors.NewBadRequest("a SelfSubjectAccessReview is created with a POST of one"))
+		return
+	}
+	if a := rev.Spec.ResourceAttributes; a != nil {
+		rev.Status.Allowed = a.Verb == "get" && a.Resource == "pods" && a.Subresource == "log" && slices.Contains(s.cfg.PodLogNamespaces, a.Namespace)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(rev)
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == accessReviewPath {
+		s.mu.Lock()
+		s.log = append(s.log, r.URL.RequestURI())
+		s.mu.Unlock()
+		s.review(w, r)
+		return
+	}
 	ns, resource, ok := route(r.URL.Path)
 	s.mu.Lock()
 	s.log = append(s.log, r.URL.RequestURI())

@@ -520,6 +520,13 @@ func TestRealAPIServer(t *testing.T) {
 				t.Errorf("%s %s/%s in %q: allowed %v, want %v", tc.verb, tc.res, tc.sub, tc.ns, got, tc.allowed)
 			}
 		}
+		// What health asks as the service account itself: pods/log in both
+		// namespaces, not elsewhere.
+		denied, err := cluster.CheckLogAccess(ctx, apiClient(t, limited), 0, apiWorkerNS, ateletNS, apiOtherNS)
+		apiMust(t, "CheckLogAccess", err)
+		if !slices.Equal(denied, []string{apiOtherNS}) {
+			t.Errorf("CheckLogAccess denied %v, want only %s", denied, apiOtherNS)
+		}
 		// Without the bindings (another service account of the same
 		// namespace), denied.
 		other := "system:serviceaccount:" + saNS + ":unbound"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -46,4 +48,34 @@ func CheckAccess(ctx context.Context, c kubernetes.Interface, o Options) error {
 		return fmt.Errorf("kubernetes access: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// CheckLogAccess asks the API server (a SelfSubjectAccessReview per
+// namespace) whether this identity may get pods/log in each of namespaces,
+// which is what the phase breakdown reads; a review needs no permission of
+// its own. It returns the namespaces where it may not; err is a failed
+// review.
+func CheckLogAccess(ctx context.Context, c kubernetes.Interface, timeout time.Duration, namespaces ...string) (denied []string, err error) {
+	if c == nil {
+		return nil, ErrOff
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	for _, ns := range namespaces {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		r, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(cctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: "get", Resource: "pods", Subresource: "log",
+			}},
+		}, metav1.CreateOptions{})
+		cancel()
+		if err != nil {
+			return nil, describe("reviewing get pods/log in "+ns, err)
+		}
+		if !r.Status.Allowed {
+			denied = append(denied, ns)
+		}
+	}
+	return denied, nil
 }

@@ -88,27 +88,11 @@ func readPhases(ctx context.Context, o Options, c kubernetes.Interface, why stri
 			Since:       time.Unix(run.Start-60, 0),
 			ListTimeout: o.Timeout, ReadTimeout: o.PhaseLogTimeout,
 			MaxBytes: int64(o.PhaseMaxLogMB) << 20,
-		}, func(r io.Reader, src cluster.LogSource) error {
-			m := col.Mark()
-			if err := col.ReadLog(r, src.String()); err != nil {
-				col.Rollback(m)
-				return err
-			}
-			return nil
-		})
+		}, func(r io.Reader, src cluster.LogSource) error { return col.ReadWhole(r, src.String()) })
 		summary.PodsRead, summary.PodsFailed = &lr.PodsRead, &lr.PodsFailed
 		res.Notices = append(res.Notices, lr.Notices...)
 	}
-	res.Notices = append(res.Notices, col.Notices...)
-	if col.BadValues > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("%d phase value(s) were not finite numbers and were dropped", col.BadValues))
-	}
-	if col.PhasesDropped > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("%d phase(s) beyond %d in one record were dropped", col.PhasesDropped, phases.MaxPhases))
-	}
-	if col.Late > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("%d record(s) after the run's end + atelet lag were dropped", col.Late))
-	}
+	res.Notices = append(res.Notices, col.Report()...)
 	res.Stats = col.Stats
 
 	phases.Analyze(col.Records)
@@ -132,9 +116,7 @@ func readPhaseFile(col *phases.Collector, path string) error {
 		return fmt.Errorf("phase log: %w", err)
 	}
 	defer f.Close()
-	m := col.Mark()
-	if err := col.ReadLog(f, path); err != nil {
-		col.Rollback(m)
+	if err := col.ReadWhole(f, path); err != nil {
 		return fmt.Errorf("phase log %s skipped: %w", path, err)
 	}
 	return nil

@@ -33,32 +33,9 @@ func phaseRun(t *testing.T) (string, *simrun.Truth) {
 // logServer serves the simulated pod logs through the Kubernetes API.
 func logServer(t *testing.T, dir string, tr *simrun.Truth) (*kubefake.LogServer, kubernetes.Interface) {
 	t.Helper()
-	var pods []kubefake.LogPod
-	for _, l := range tr.Phases.Logs {
-		p := kubefake.LogPod{Namespace: l.Namespace, Name: l.Pod, Node: "node-1", Logs: map[string]string{}, Restarts: map[string]int32{}}
-		if l.Namespace == simrun.AteletNamespace {
-			p.Labels = map[string]string{"app": "atelet"}
-		} else {
-			p.Labels = map[string]string{"ate.dev/worker-pool": simrun.PoolName}
-		}
-		if l.Unreadable {
-			p.Status = 500
-		} else {
-			b, err := os.ReadFile(filepath.Join(dir, l.Current))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.Logs[l.Container] = string(b)
-		}
-		if l.Previous != "" {
-			b, err := os.ReadFile(filepath.Join(dir, l.Previous))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.Logs[l.Container+"/previous"] = string(b)
-			p.Restarts[l.Container] = int32(l.Restarts)
-		}
-		pods = append(pods, p)
+	pods, err := kubefake.SimulatedLogPods(dir, tr)
+	if err != nil {
+		t.Fatal(err)
 	}
 	s := kubefake.NewLogServer(pods)
 	t.Cleanup(s.Close)

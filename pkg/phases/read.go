@@ -57,6 +57,33 @@ func (c *Collector) Rollback(m Mark) {
 	c.Records = c.Records[:m.records]
 }
 
+// ReadWhole reads one log like ReadLog, all or nothing: when the read
+// fails half way, what it took from the log is discarded.
+func (c *Collector) ReadWhole(r io.Reader, source string) error {
+	m := c.Mark()
+	if err := c.ReadLog(r, source); err != nil {
+		c.Rollback(m)
+		return err
+	}
+	return nil
+}
+
+// Report is what the reads noticed, for a person: the collector's notices,
+// then the counts of what it dropped.
+func (c *Collector) Report() []string {
+	out := append([]string(nil), c.Notices...)
+	if c.BadValues > 0 {
+		out = append(out, fmt.Sprintf("%d phase value(s) were not finite numbers and were dropped", c.BadValues))
+	}
+	if c.PhasesDropped > 0 {
+		out = append(out, fmt.Sprintf("%d phase(s) beyond %d in one record were dropped", c.PhasesDropped, MaxPhases))
+	}
+	if c.Late > 0 {
+		out = append(out, fmt.Sprintf("%d record(s) after the run's end + atelet lag were dropped", c.Late))
+	}
+	return out
+}
+
 // DropAfter makes the collector drop records whose time is after us
 // (microseconds since the epoch: the run's end + the atelet lag), so that a
 // late export does not pick up the next run's records.

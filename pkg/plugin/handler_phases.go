@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
@@ -52,8 +56,10 @@ func parsePhaseOptions(q backend.DataQuery) (phaseOptions, error) {
 }
 
 // handlePhases answers `phases`: one row per phase group of a stored run's
-// stats.jsonl phase rows (no Prometheus request); the summary row's counts
-// go into the notices. Other runs get an empty table with a notice.
+// stats.jsonl phase rows (no Prometheus request); a run without stored rows
+// reads the live pod logs when Kubernetes access is on and the run ended
+// less than liveFactsMaxAgeSeconds ago. The summary counts go into the
+// notices. Other runs get an empty table with a notice.
 func (d *Datasource) handlePhases(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	o, err := parsePhaseOptions(q)
 	if err != nil {
@@ -71,28 +77,41 @@ func (d *Datasource) phaseFrames(ctx context.Context, o phaseOptions, e runs.Ent
 	note := func(kind harvest.NoticeKind, format string, a ...any) {
 		notices = append(notices, harvest.Notice{Block: blockPhases, Kind: kind, Reason: fmt.Sprintf(format, a...)})
 	}
-	switch {
-	case e.Source != runs.SourceStore || d.catalogs.Store == nil:
-		note(harvest.Caveat, "run %s is not in the results store: the phase breakdown is recorded by `density export` (reading live pod logs is not supported here)", e.ID)
-	default:
+	stored := false
+	if e.Source == runs.SourceStore && d.catalogs.Store != nil {
 		s := d.storedArtifacts(ctx, e)
-		groups, summary = phases.FromRows(s.phases)
-		if len(s.phases) == 0 {
-			note(harvest.Caveat, "the run's stored %s holds no phase rows: the phase breakdown is recorded by `density export` (reading live pod logs is not supported here)", runs.FileStatsJSONL)
-		} else {
+		if len(s.phases) > 0 {
+			stored = true
+			groups, summary = phases.FromRows(s.phases)
 			note(harvest.Stored, "source: results store (the phase rows of the %s of run %s)", runs.FileStatsJSONL, e.ID)
 		}
-		if len(summary) > 0 {
-			parts := make([]string, 0, len(summary))
-			for _, kv := range summary {
-				v := "null"
-				if s, ok := kv.Value.(string); ok {
-					v = s
-				}
-				parts = append(parts, kv.Key+" "+v)
-			}
-			note(harvest.Caveat, "phase records: %s", strings.Join(parts, ", "))
+	}
+	if !stored {
+		where := "the run is not in the results store"
+		if e.Source == runs.SourceStore {
+			where = "the run's stored " + runs.FileStatsJSONL + " holds no phase rows"
 		}
+		if why := d.liveFactsUnavailable(e, d.now().Unix()); why != "" {
+			note(harvest.Caveat, "no phase breakdown: %s (it is recorded by `density export`), and the live pod logs are not read: %s", where, why)
+		} else {
+			lp := d.livePhases(ctx, e)
+			groups, summary = lp.groups, lp.summary
+			note(harvest.Caveat, "source: the live pod logs (%s)", where)
+			for _, n := range lp.notices {
+				note(harvest.Caveat, "%s", n)
+			}
+		}
+	}
+	if len(summary) > 0 {
+		parts := make([]string, 0, len(summary))
+		for _, kv := range summary {
+			v := "null"
+			if s, ok := kv.Value.(string); ok {
+				v = s
+			}
+			parts = append(parts, kv.Key+" "+v)
+		}
+		note(harvest.Caveat, "phase records: %s", strings.Join(parts, ", "))
 	}
 	var kept []phases.Group
 	for _, g := range groups {
@@ -136,4 +155,42 @@ func phaseFrame(groups []phases.Group, label string) *data.Frame {
 	f := data.NewFrame(frameName("phases", label), fields...)
 	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 	return f
+}
+
+// livePhase is a phase breakdown read from the live pod logs.
+type livePhase struct {
+	groups  []phases.Group
+	summary artifact.Object
+	notices []string
+}
+
+// livePhases reads the timing breakdown records of a run from the pods'
+// logs (the atelet and worker namespaces and containers of the settings,
+// from the run start − 60 s), as `density export` does, cached for
+// liveTTL: the logs change while the pods run.
+func (d *Datasource) livePhases(ctx context.Context, e runs.Entry) livePhase {
+	v, _ := d.cache.get(ctx, d.blockKey(e, "phases live"), d.now(), func() (any, time.Duration) {
+		s := d.settings
+		col := phases.NewCollector()
+		col.DropAfter((e.End + s.AteletLagSeconds) * 1_000_000)
+		lr := cluster.ReadPodLogs(ctx, d.kube, cluster.LogOptions{
+			AteletNamespace: s.AteletNamespace, AteletContainer: s.AteletContainer,
+			WorkerNamespace: s.WorkerNamespace, WorkerContainer: s.WorkerContainer,
+			Since:       time.Unix(e.Start-60, 0),
+			ListTimeout: s.Timeout, // each log read: cluster.DefaultLogTimeout
+		}, func(r io.Reader, src cluster.LogSource) error { return col.ReadWhole(r, src.String()) })
+		phases.Analyze(col.Records)
+		groups := phases.Groups(col.Records)
+		sum := phases.Summarize(col.Records)
+		sum.PodsRead, sum.PodsFailed = &lr.PodsRead, &lr.PodsFailed
+		// Through the rows the export writes, so the table shows the
+		// artifact's rounding.
+		rows, collisions := phases.Rows(phases.RunKey{}, groups)
+		var lp livePhase
+		lp.groups, lp.summary = phases.FromRows(append(rows, phases.SummaryRow(phases.RunKey{}, sum)))
+		lp.notices = slices.Concat(lr.Notices, col.Report(), collisions, phases.Warnings(sum, len(groups)))
+		return lp, liveTTL
+	})
+	lp, _ := v.(livePhase)
+	return lp
 }

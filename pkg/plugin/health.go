@@ -303,5 +303,17 @@ func (d *Datasource) checkKubernetes(ctx context.Context) healthPart {
 	if err := cluster.CheckAccess(ctx, d.kube, d.settings.clusterOptions()); err != nil {
 		return healthPart{name, partError, err.Error()}
 	}
-	return healthPart{name, partOK, "can list nodes, and pods and events in " + d.settings.WorkerNamespace}
+	msg := "can list nodes, and pods and events in " + d.settings.WorkerNamespace
+	// The phase breakdown of runs without stored rows reads the live pod
+	// logs: optional, so a denial is a note, not an error.
+	namespaces := []string{d.settings.AteletNamespace, d.settings.WorkerNamespace}
+	denied, err := cluster.CheckLogAccess(ctx, d.kube, d.settings.Timeout, namespaces...)
+	switch {
+	case err != nil:
+		return healthPart{name, partNote, msg + "; pods/log access could not be reviewed: " + err.Error()}
+	case len(denied) > 0:
+		return healthPart{name, partNote, msg + "; pods/log is not readable in " + strings.Join(denied, ", ") +
+			": the phase breakdown of runs without stored phase rows cannot be read from the live pod logs"}
+	}
+	return healthPart{name, partOK, msg + "; can read pods/log in " + strings.Join(namespaces, " and ")}
 }

@@ -82,8 +82,12 @@ func TestHealth(t *testing.T) {
 		kubefake.Nodes: {Status: http.StatusForbidden}, kubefake.Pods: {Status: http.StatusForbidden}, kubefake.Events: {Status: http.StatusForbidden}}})
 	defer forbidden.Close()
 	syn := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 4, Workers: 2, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
-	allowed := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource()})
+	allowed := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource(),
+		PodLogNamespaces: []string{"ate-system", "benchmark-workloads"}})
 	defer allowed.Close()
+	noLogs := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource(),
+		PodLogNamespaces: []string{"benchmark-workloads"}})
+	defer noLogs.Close()
 
 	tests := []struct {
 		name     string
@@ -132,7 +136,14 @@ func TestHealth(t *testing.T) {
 			e.jsonData["kubernetesAccess"] = "token"
 			e.jsonData["kubernetesURL"] = allowed.URL
 			e.secure = map[string]string{"kubernetesToken": "t0ken"}
-		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(allowed.URL, "http://") + "): OK — can list nodes"}},
+		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(allowed.URL, "http://") + "): OK — can list nodes",
+			"can read pods/log in ate-system and benchmark-workloads"}},
+		{"kubernetes without pods/log", "steady", func(t *testing.T, e *env) {
+			e.jsonData["kubernetesAccess"] = "token"
+			e.jsonData["kubernetesURL"] = noLogs.URL
+			e.secure = map[string]string{"kubernetesToken": "t0ken"}
+		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(noLogs.URL, "http://") + "): OK — can list nodes",
+			"pods/log is not readable in ate-system: the phase breakdown"}},
 		{"substrate metrics absent", "no-atelet", nil, backend.HealthStatusOk, []string{
 			"PromQL answers, but these Substrate metric families have no data in the last day: packing (ate_workerpool_workers); snapshot histograms"}},
 		{"bad user-count query", "steady", func(t *testing.T, e *env) { e.jsonData["userCountQuery"] = "sum(locust_users" },

@@ -1,15 +1,19 @@
 package plugin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/internal/kubefake"
+	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
@@ -148,5 +152,83 @@ func TestPhasesWithoutRows(t *testing.T) {
 		if n := noticeTexts(r); !strings.Contains(n, "density export") || !strings.Contains(n, "live pod logs") {
 			t.Errorf("run %s: notices lack the export hint:\n%s", run, n)
 		}
+	}
+}
+
+// A recent run without stored phase rows, with Kubernetes access on: the
+// phases come from the live pod logs (the simulator's, served through the
+// Kubernetes API) and equal the rows an export writes from them; a run
+// ended longer ago than liveFactsMaxAgeSeconds reads no log.
+func TestPhasesLivePodLogs(t *testing.T) {
+	e := newEnv(t, "steady")
+	sc, _ := simrun.ByName("steady")
+	sc.PhaseLogs = true
+	dir := t.TempDir()
+	tr, err := simrun.Generate(sc, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Start != e.truth.Start || len(tr.Phases.Rows) == 0 {
+		t.Fatalf("the phase-log run starts at %d, the env's at %d (%d rows)", tr.Start, e.truth.Start, len(tr.Phases.Rows))
+	}
+	pods, err := kubefake.SimulatedLogPods(dir, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := kubefake.NewLogServer(pods)
+	t.Cleanup(srv.Close)
+	e.jsonData["kubernetesAccess"] = "token"
+	e.jsonData["kubernetesURL"] = srv.URL()
+	e.secure = map[string]string{"kubernetesToken": "t0ken"}
+	e.now = time.Unix(tr.End+600, 0)
+
+	{
+		run := e.runID
+		r := e.one(t, e.client(t), map[string]any{"queryType": "phases", "run": run})
+		if len(r.Frames) != 1 {
+			t.Fatalf("run %s: %d frames", run, len(r.Frames))
+		}
+		rows, _ := phases.Rows(phases.RunKey{}, frameGroups(t, r.Frames[0]))
+		if len(rows) != len(tr.Phases.Rows) {
+			t.Fatalf("run %s: %d groups, the simulator's export has %d; notices %s", run, len(rows), len(tr.Phases.Rows), noticeTexts(r))
+		}
+		for i, w := range tr.Phases.Rows {
+			if rows[i].Metric != w.Metric {
+				t.Fatalf("row %d: %s, truth %s", i, rows[i].Metric, w.Metric)
+			}
+			for j, f := range rows[i].Measurements {
+				if f.Key != w.Measurements[j][0] || f.Value != w.Measurements[j][1] {
+					t.Errorf("%s.%s = %v, truth %v", rows[i].Metric, f.Key, f.Value, w.Measurements[j])
+				}
+			}
+		}
+		n := noticeTexts(r)
+		for _, s := range []string{"source: the live pod logs", fmt.Sprintf("pods_read %d, pods_failed %d", tr.Phases.PodsRead, tr.Phases.PodsFailed)} {
+			if !strings.Contains(n, s) {
+				t.Errorf("run %s: notices lack %q:\n%s", run, s, n)
+			}
+		}
+	}
+	// A run outside the store (discovered from Prometheus, its end where
+	// the user count says) reads the live logs too.
+	delete(e.jsonData, "resultsStore")
+	e.uid += "-nostore"
+	r := e.one(t, e.client(t), map[string]any{"queryType": "phases", "run": "range"})
+	if r.Frames[0].Rows() == 0 || !strings.Contains(noticeTexts(r), "source: the live pod logs (the run is not in the results store)") {
+		t.Errorf("run outside the store: %d rows, notices %s", r.Frames[0].Rows(), noticeTexts(r))
+	}
+	reads := len(srv.Requests())
+
+	old := newEnv(t, "steady")
+	old.jsonData["kubernetesAccess"] = "token"
+	old.jsonData["kubernetesURL"] = srv.URL()
+	old.secure = map[string]string{"kubernetesToken": "t0ken"}
+	old.now = time.Unix(tr.End+7200, 0)
+	r = old.one(t, old.client(t), map[string]any{"queryType": "phases", "run": old.runID})
+	if r.Frames[0].Rows() != 0 || !strings.Contains(noticeTexts(r), "liveFactsMaxAgeSeconds") {
+		t.Errorf("a run ended 2 h ago: %d rows, notices %s", r.Frames[0].Rows(), noticeTexts(r))
+	}
+	if got := len(srv.Requests()); got != reads {
+		t.Errorf("%d Kubernetes requests for a run too old for live logs", got-reads)
 	}
 }
