@@ -89,8 +89,11 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 		"--test-name", tr.TestName, "--tag", tr.Tag,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
-		// The demo has no Kubernetes cluster behind it: facts are null, by design.
+		// The demo has no Kubernetes cluster behind it: facts are null, by
+		// design, and the phase breakdown reads the pod logs the simulator
+		// wrote, as for a run whose pods are gone.
 		"--no-cluster-facts",
+		"--phase-logs", filepath.Join(dir, simrun.PhaseLogDir),
 	}
 	o, err := export.ParseFlags(args, stderr)
 	if err != nil {

@@ -217,6 +217,7 @@ func Scenarios() []Scenario {
 	demo.DuplicateReplica = &DuplicateReplica{Node: 1, FromS: 900, ToS: 1500}
 	demo.StaleNaN = true
 	demo.OOMs = []OOMSpec{{AtS: 1300, Kind: "container", Node: 3, Pod: 0}, {AtS: 2700, Kind: "pod", Node: 1, Pod: 1}}
+	demo.PhaseLogs = true // the demo export reads them with --phase-logs (no cluster behind it)
 	out = append(out, demo)
 
 	out = append(out, Large(LargeParams{}))

@@ -52,6 +52,7 @@ import (
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -251,6 +252,9 @@ type densityQuery struct {
 	Tag        string          `json:"tag,omitempty"`
 	// LadderSteps adds the step regions to an annotation query.
 	LadderSteps bool `json:"ladderSteps,omitempty"`
+	// Op and Layer filter a phases query.
+	Op    string `json:"op,omitempty"`
+	Layer string `json:"layer,omitempty"`
 }
 
 func (densityQuery) ImplementsDataqueryVariant() {}
@@ -335,6 +339,11 @@ func (q densityQuery) validate() error {
 		errs = append(errs, want("scope", q.Scope, "node", "pod"), want("resource", q.Resource, "cpu", "memory", "io"))
 	default:
 		errs = append(errs, forbid("scope", q.Scope), forbid("resource", q.Resource))
+	}
+	if q.QueryType == QueryPhases {
+		errs = append(errs, want("op", q.Op, "", phases.OpRestore, phases.OpCheckpoint), want("layer", q.Layer, "", phases.LayerAtelet, phases.LayerAteom))
+	} else {
+		errs = append(errs, forbid("op", q.Op), forbid("layer", q.Layer))
 	}
 	if q.QueryType == QueryWorkingSet {
 		errs = append(errs, want("block", q.Block, harvest.WorkingSetBlocks[:]...))
@@ -1373,11 +1382,15 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource, scenario string) 
 	// The export's artifacts (server_summary.json, stats.jsonl), written
 	// into the store run the way `mage demo` writes them into ./demo-run.
 	var stdout, stderr bytes.Buffer
-	o, err := export.ParseFlags([]string{
+	args := []string{
 		"--run-dir", dir, "--prometheus-url", srv.URL, "--test-name", tr.TestName, "--tag", tr.Tag,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--no-cluster-facts", "--timeout", "30s",
-	}, &stderr)
+	}
+	if tr.Phases != nil {
+		args = append(args, "--phase-logs", filepath.Join(r.Dir, simrun.PhaseLogDir))
+	}
+	o, err := export.ParseFlags(args, &stderr)
 	if err != nil {
 		t.Fatalf("export flags: %v", err)
 	}
@@ -1515,7 +1528,7 @@ func applyTemplateVariables(q densityQuery, vars dashVars) map[string]any {
 	case len(ids) > 0:
 		m["run"] = ids
 	}
-	for k, v := range map[string]string{"scope": q.Scope, "resource": q.Resource, "block": q.Block} {
+	for k, v := range map[string]string{"scope": q.Scope, "resource": q.Resource, "block": q.Block, "op": q.Op, "layer": q.Layer} {
 		if v != "" {
 			m[k] = v
 		}
@@ -1836,9 +1849,9 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 			fields = append(fields, shown{f, fr})
 		}
 		// A per-run table is a one-row summary, except the ladder's steps
-		// (one row per step).
+		// and the phase groups (one row each).
 		perRun := slices.ContainsFunc(targets, func(q densityQuery) bool {
-			return !slices.Contains(listTypes, q.QueryType) && q.QueryType != QueryLadder
+			return !slices.Contains(listTypes, q.QueryType) && q.QueryType != QueryLadder && q.QueryType != QueryPhases
 		})
 		if perRun && fr.Rows() != 1 {
 			t.Errorf("a per-run summary table has %d rows, want 1", fr.Rows())

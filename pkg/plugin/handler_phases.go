@@ -122,8 +122,10 @@ func (d *Datasource) phaseFrames(ctx context.Context, o phaseOptions, e runs.Ent
 	return runFrames{frames: []*data.Frame{phaseFrame(kept, label)}, notices: notices}
 }
 
-// phaseFrame is the table: the dimensions as text, count, and the
-// percentiles in milliseconds.
+// phaseFrame is the table: the dimensions as text, count, the percentiles
+// in milliseconds, and a last column `group` naming the row in one string
+// ("restore gvisor latest full · ateom_restore (atelet)"), the category
+// axis of the dashboards' bar charts (Grafana's bar chart takes one field).
 func phaseFrame(groups []phases.Group, label string) *data.Frame {
 	n := len(groups)
 	dims := [6][]string{}
@@ -152,6 +154,17 @@ func phaseFrame(groups []phases.Group, label string) *data.Frame {
 	for j, name := range []string{"p50_ms", "p90_ms", "p95_ms", "max_ms"} {
 		fields = append(fields, configured(data.NewField(name, nil, pct[j]), withPrefix(label, name), unitMs))
 	}
+	names := make([]string, n)
+	for i, g := range groups {
+		var parts []string
+		for _, v := range []string{g.Op, g.Class, g.Kind, g.Scope} {
+			if v != "" && v != "-" && v != "none" {
+				parts = append(parts, v)
+			}
+		}
+		names[i] = fmt.Sprintf("%s · %s (%s)", strings.Join(parts, " "), g.Phase, g.Layer)
+	}
+	fields = append(fields, data.NewField("group", nil, names))
 	f := data.NewFrame(frameName("phases", label), fields...)
 	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 	return f

@@ -146,8 +146,8 @@ func TestPhasesWithoutRows(t *testing.T) {
 		if len(r.Frames) != 1 || r.Frames[0].Rows() != 0 {
 			t.Fatalf("run %s: %d frames, want one empty table", run, len(r.Frames))
 		}
-		if len(r.Frames[0].Fields) != 11 {
-			t.Errorf("run %s: %d columns, want 11", run, len(r.Frames[0].Fields))
+		if len(r.Frames[0].Fields) != 12 {
+			t.Errorf("run %s: %d columns, want the rows' 11 and group", run, len(r.Frames[0].Fields))
 		}
 		if n := noticeTexts(r); !strings.Contains(n, "density export") || !strings.Contains(n, "live pod logs") {
 			t.Errorf("run %s: notices lack the export hint:\n%s", run, n)
