@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,12 +42,27 @@ func TestCoveragePluginJSON(t *testing.T) {
 	var p struct {
 		Type, ID, Executable                    string
 		Backend, Metrics, Annotations, Alerting bool
+		Info                                    struct {
+			Links []struct{ Name, URL string }
+		}
 	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		t.Fatal(err)
 	}
 	if p.ID != "substrate-density-datasource" || p.Type != "datasource" || !p.Backend || !p.Metrics || !p.Annotations || !p.Alerting || p.Executable == "" {
 		t.Errorf("plugin.json %+v", p)
+	}
+	// The catalog page links the documentation, the source and the issues
+	// (the module path's repository).
+	var names []string
+	for _, l := range p.Info.Links {
+		names = append(names, l.Name)
+		if u, err := url.Parse(l.URL); err != nil || u.Scheme != "https" || !strings.HasPrefix(l.URL, "https://github.com/substrate/density") {
+			t.Errorf("link %s %q", l.Name, l.URL)
+		}
+	}
+	if strings.Join(names, ",") != "Documentation,Source,Issues" {
+		t.Errorf("info.links %v, want Documentation, Source, Issues", names)
 	}
 }
 
