@@ -21,7 +21,6 @@ package cluster
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -41,8 +40,6 @@ type Options struct {
 	PageSize int64
 	// Timeout bounds each request (each page of a list), default 5 s.
 	Timeout time.Duration
-	// Logger, when set, receives each Notice once, at warning level.
-	Logger *slog.Logger
 }
 
 // DefaultOptions are the spec's defaults.
@@ -176,13 +173,9 @@ func allFacts() []string {
 		"worker_memory_limit_gb", "sandbox_class"}
 }
 
-// notice builds a Notice and logs it once.
+// notice builds a Notice.
 func (o Options) notice(group string, fields []string, reason string) Notice {
-	n := Notice{Group: group, Fields: append([]string(nil), fields...), Reason: reason}
-	if o.Logger != nil {
-		o.Logger.Warn("cluster facts unavailable", "group", group, "fields", n.Fields, "reason", reason)
-	}
-	return n
+	return Notice{Group: group, Fields: append([]string(nil), fields...), Reason: reason}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -300,7 +300,7 @@ var listTypes = []string{QueryRuns, QueryFrontier, QuerySummary, QueryAnnotation
 // read them (datasource.md "Query model"). Dashboards spell every option
 // out: the backend's defaults would hide what a panel shows.
 func (q densityQuery) validate() error {
-	if !slices.Contains(QueryTypes, q.QueryType) {
+	if !slices.Contains(queryTypes(), q.QueryType) {
 		return fmt.Errorf("refId %s: unknown queryType %q", q.RefID, q.QueryType)
 	}
 	if q.RefID == "" {

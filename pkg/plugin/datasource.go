@@ -239,7 +239,7 @@ func (d *Datasource) newMux() *datasource.QueryTypeMux {
 		QueryLadder:       d.handleLadder,
 		QueryPhases:       d.handlePhases,
 	}
-	for _, name := range QueryTypes {
+	for _, name := range queryTypes() {
 		m.Handle(name, d.adapt(handlers[name]))
 	}
 	// Unknown and missing query types are the user's (or the dashboard's)
