@@ -114,8 +114,31 @@ func Run(ctx context.Context, o Options, env Env) int {
 	return code
 }
 
-// Execute is Run returning what was written.
+// Execute is Run returning what was written. It runs the export's steps
+// in order: prepare (flags, gates, metadata), load (the run's files and
+// window, then the atelet lag), read (Prometheus, Kubernetes, pod logs and
+// the ladder, concurrently), print (the status lines) and write (the
+// artifacts, then the gates' verdict).
 func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
+	j := &job{o: o, env: env.withDefaults()}
+	if err := j.prepare(); err != nil {
+		return nil, j.usage(err)
+	}
+	if j.o.Before {
+		return nil, recordBefore(ctx, j.o, j.env)
+	}
+	if code := j.load(ctx); code != ExitOK {
+		return nil, code
+	}
+	if code := j.read(ctx); code != ExitOK {
+		return nil, code
+	}
+	j.print()
+	return j.write(ctx)
+}
+
+// withDefaults fills the hooks a caller left nil with the real ones.
+func (env Env) withDefaults() Env {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
@@ -128,83 +151,114 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	if env.Kube == nil {
 		env.Kube = cluster.NewClient
 	}
-	usage := func(err error) (*Outcome, int) {
-		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
-		return nil, ExitUsage
-	}
+	return env
+}
+
+// job is one export between its steps.
+type job struct {
+	o   Options
+	env Env
+
+	// prepare
+	gates    *verdicts.Gates
+	metadata frontier.Metadata
+	headers  http.Header
+	// load
+	in     runInputs
+	outDir string
+	// read
+	res    *harvest.Result
+	after  cluster.AfterRun
+	phased *phaseResult
+	lad    *ladder.Result
+}
+
+// usage prints a usage error and returns its exit code.
+func (j *job) usage(err error) int {
+	fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
+	return ExitUsage
+}
+
+// prepare validates the options and reads what they name (the gates file,
+// the baseline directory, metadata and request headers).
+func (j *job) prepare() error {
+	o, env := &j.o, j.env
 	if err := o.validate(); err != nil {
-		return usage(err)
+		return err
 	}
 	if o.Gates == "" {
 		o.Gates = env.Getenv("GATES")
 	}
-	var gates *verdicts.Gates
 	if o.Gates != "" {
 		gs, err := command.ReadGates(o.Gates)
 		if err != nil {
-			return usage(err)
+			return err
 		}
 		if gs.NeedsBaseline() && !o.Baseline.Set() {
-			return usage(&UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")})
+			return &UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")}
 		}
 		if o.Baseline.Dir != "" && o.Baseline.Run != "" {
-			return usage(&UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")})
+			return &UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")}
 		}
 		if o.Baseline.Dir != "" {
 			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
-				return usage(err)
+				return err
 			}
 		}
-		gates = &gs
+		j.gates = &gs
 	} else if o.JUnit != "" {
-		return usage(&UsageError{Err: errors.New("--junit needs --gates")})
+		return &UsageError{Err: errors.New("--junit needs --gates")}
 	}
-	metadata, err := frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata)
-	if err != nil {
-		return usage(&UsageError{Err: err})
+	var err error
+	if j.metadata, err = frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata); err != nil {
+		return &UsageError{Err: err}
 	}
-	headers, err := o.requestHeaders(env.Getenv)
-	if err != nil {
-		return usage(err)
-	}
+	j.headers, err = o.requestHeaders(env.Getenv)
+	return err
+}
 
-	if o.Before {
-		return nil, recordBefore(ctx, o, env)
-	}
-
-	in, outDir, err := o.load(ctx)
+// load reads the run's files, prints its window and waits out the atelet
+// lag.
+func (j *job) load(ctx context.Context) int {
+	in, outDir, err := j.o.load(ctx)
 	if err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
-			return usage(err)
+			return j.usage(err)
 		}
-		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
-		return nil, ExitWrite
+		fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
+		return ExitWrite
 	}
+	j.in, j.outDir = in, outDir
 	run := in.Run
-	fmt.Fprintf(env.Stdout, "run %s %s: window [%d, %d], steady [%d, %d]\n",
+	fmt.Fprintf(j.env.Stdout, "run %s %s: window [%d, %d], steady [%d, %d]\n",
 		orDash(run.TestName), orDash(run.Tag), run.Start, run.End, run.SteadyStart, run.SteadyEnd)
 	for _, n := range in.Notices {
-		fmt.Fprintf(env.Stdout, "notice: %s\n", n)
+		fmt.Fprintf(j.env.Stdout, "notice: %s\n", n)
 	}
-
-	if !o.NoWait {
-		if err := waitForLag(ctx, env, run.End+o.AteletLagS); err != nil {
-			fmt.Fprintf(env.Stderr, "density export: interrupted while waiting: %v\n", err)
-			return nil, exitCanceled
+	if !j.o.NoWait {
+		if err := waitForLag(ctx, j.env, run.End+j.o.AteletLagS); err != nil {
+			fmt.Fprintf(j.env.Stderr, "density export: interrupted while waiting: %v\n", err)
+			return exitCanceled
 		}
 	}
+	return ExitOK
+}
 
+// read harvests Prometheus and reads Kubernetes (facts, then pod logs) and
+// the ladder, concurrently.
+func (j *job) read(ctx context.Context) int {
+	o, run := j.o, j.in.Run
 	client, err := promql.New(promql.Config{
 		URL:              o.PrometheusURL,
-		HTTPClient:       &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}},
+		HTTPClient:       &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: j.headers}},
 		InstantTimeout:   o.Timeout,
 		RangeTimeout:     o.Timeout,
 		MaxInFlight:      o.MaxConcurrency,
 		MaxResponseBytes: int64(o.MaxResponseMB) << 20,
 	})
 	if err != nil {
-		return usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
+		return j.usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
 	}
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
@@ -214,66 +268,62 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		// max-thinned (PSIResource.SeriesStep) rather than every 10 s sample.
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
-
-	// Kubernetes (facts, then pod logs) and Prometheus are read
-	// concurrently.
-	var (
-		wg     sync.WaitGroup
-		res    *harvest.Result
-		after  cluster.AfterRun
-		phased *phaseResult
-		lad    *ladder.Result
-	)
-	kube, kubeWhy := kubeClient(o, env)
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		lad = evaluateLadder(ctx, client, o.Ladder, in.Ladder, in.LadderErr)
-	}()
-	go func() {
-		defer wg.Done()
-		res = harvest.Harvest(ctx, client, params)
-	}()
-	go func() {
-		defer wg.Done()
-		after = readCluster(ctx, o, kube, kubeWhy, in)
+	kube, kubeWhy := kubeClient(o, j.env)
+	var wg sync.WaitGroup
+	wg.Go(func() { j.lad = evaluateLadder(ctx, client, o.Ladder, j.in.Ladder, j.in.LadderErr) })
+	wg.Go(func() { j.res = harvest.Harvest(ctx, client, params) })
+	wg.Go(func() {
+		j.after = readCluster(ctx, o, kube, kubeWhy, j.in)
 		// The pod logs after the facts: one Kubernetes reader at a time.
-		phased = readPhases(ctx, o, kube, kubeWhy, in)
-	}()
+		j.phased = readPhases(ctx, o, kube, kubeWhy, j.in)
+	})
 	wg.Wait()
-	res.SetKubernetes(kubernetesOOM(after))
+	j.res.SetKubernetes(kubernetesOOM(j.after))
+	return ExitOK
+}
 
-	out := &Outcome{Dir: outDir, Result: res, Run: run, Ladder: lad}
-	printBlocks(env.Stdout, res, o.Verbose)
-	printCluster(env.Stdout, after)
-	printPhases(env.Stdout, phased)
-	printLadder(env.Stdout, lad)
-	if o.Verbose {
-		for _, q := range res.Queries {
-			fmt.Fprintf(env.Stdout, "promql: %s\n", q)
+// print writes the status lines of what was read.
+func (j *job) print() {
+	w := j.env.Stdout
+	printBlocks(w, j.res, j.o.Verbose)
+	printCluster(w, j.after)
+	printPhases(w, j.phased)
+	printLadder(w, j.lad)
+	if j.o.Verbose {
+		for _, q := range j.res.Queries {
+			fmt.Fprintf(w, "promql: %s\n", q)
 		}
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(env.Stdout, "prometheus warning: %s\n", w)
+	for _, warn := range j.res.Warnings {
+		fmt.Fprintf(w, "prometheus warning: %s\n", warn)
 	}
+}
 
+// write writes server_summary.json, psi_series.json, the stats.jsonl rows
+// (server_summary, trial_summary, phases, ladder, gates) and report.html,
+// then the JUnit file; a failed gate exits ExitGateFailed with every
+// artifact written.
+func (j *job) write(ctx context.Context) (*Outcome, int) {
+	o, env, in, res, run := j.o, j.env, j.in, j.res, j.in.Run
+	out := &Outcome{Dir: j.outDir, Result: res, Run: run, Ladder: j.lad}
+	fail := func(format string, a ...any) (*Outcome, int) {
+		fmt.Fprintf(env.Stderr, "density export: "+format+"\n", a...)
+		return out, ExitWrite
+	}
 	md := artifact.ServerMetadata{
 		TestName: run.TestName, Tag: run.Tag, PromURL: promql.RedactURL(o.PrometheusURL),
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
 	}
 	doc, err := artifact.ServerSummaryJSON(md, res)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileServerSummary, err)
-		return out, ExitWrite
+		return fail("encoding %s: %v", runs.FileServerSummary, err)
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
-		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
-		return out, ExitWrite
+	if err := os.MkdirAll(j.outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
+		return fail("%v", err)
 	}
-	out.ServerSummary = filepath.Join(outDir, runs.FileServerSummary)
+	out.ServerSummary = filepath.Join(j.outDir, runs.FileServerSummary)
 	if err := artifact.WriteFileAtomic(out.ServerSummary, doc, 0o644); err != nil {
-		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.ServerSummary, err)
-		return out, ExitWrite
+		return fail("writing %s: %v", out.ServerSummary, err)
 	}
 
 	psiDoc, ok := writePSISeries(env, out, res)
@@ -283,13 +333,13 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
 	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
-		Facts:         frontier.Facts(after.Facts),
+		Facts:         frontier.Facts(j.after.Facts),
 		ObservedUsers: in.History.Observed,
 		Users:         o.Users,
 		ActorsPerUser: o.ActorsPerUser,
 		Stats:         in.Stats,
 		StatsErr:      in.StatsErr,
-		Metadata:      metadata,
+		Metadata:      j.metadata,
 		RunStart:      run.Start,
 		RunEnd:        run.End,
 	})
@@ -308,22 +358,22 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 
 	// The phase family follows, and is replaced only when this export
 	// produced it.
-	phaseRows := phased != nil && phased.Rows != nil
+	phaseRows := j.phased != nil && j.phased.Rows != nil
 	if phaseRows {
-		rows = append(rows, phased.Rows...)
-		out.PhaseRows = len(phased.Rows)
+		rows = append(rows, j.phased.Rows...)
+		out.PhaseRows = len(j.phased.Rows)
 	}
-	if lad != nil {
-		if lr := lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
+	if j.lad != nil {
+		if lr := j.lad.StatsRows(run.Start, run.Tag, run.TestName); len(lr) > 0 {
 			rows = append(rows, lr...)
 			out.LadderWritten = true
 		}
 	}
 	var gated *command.Gated
-	if gates != nil {
+	if j.gates != nil {
 		cand := verdicts.RunFromRows(rows)
-		cand.ID, cand.Start = outDir, run.Start
-		g, err := command.Evaluate(ctx, *gates, &cand, o.Baseline, o.Store)
+		cand.ID, cand.Start = j.outDir, run.Start
+		g, err := command.Evaluate(ctx, *j.gates, &cand, o.Baseline, o.Store)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
 			return out, ExitUsage
@@ -333,7 +383,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		gated = &g
 	}
 
-	out.StatsJSONL = filepath.Join(outDir, runs.FileStatsJSONL)
+	out.StatsJSONL = filepath.Join(j.outDir, runs.FileStatsJSONL)
 	if o.Replace {
 		match := artifact.MatchRunFamily(artifact.DataTimestamp(run.Start), run.Tag, run.TestName, func(metric string) bool {
 			return metric == artifact.MetricServerSummary || metric == artifact.MetricTrialSummary ||
@@ -346,8 +396,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.StatsJSONL, err)
-		return out, ExitWrite
+		return fail("writing %s: %v", out.StatsJSONL, err)
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
 	if o.Report {
@@ -356,8 +405,7 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	if gated != nil {
 		if o.JUnit != "" {
 			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
-				fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", o.JUnit, err)
-				return out, ExitWrite
+				return fail("writing %s: %v", o.JUnit, err)
 			}
 		}
 		if gated.Failed() {
