@@ -318,8 +318,8 @@ func oracleUnmarshal(body string) (model.Value, error) {
 	return v, err
 }
 
-// oracleDecode is the replaced path: v1.API's decoding and the conversion
-// pkg/promql used to do (decodeVector, decodeScalar, decodeMatrix).
+// oracleDecode is an independent decoder: client_golang's v1.API decoding,
+// converted to Series (vector, scalar and matrix results).
 func oracleDecode(body string) ([]Series, string, error) {
 	v, err := oracleUnmarshal(body)
 	if err != nil {
