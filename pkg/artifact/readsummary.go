@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -34,7 +35,6 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 		return nil, fmt.Errorf("server_summary.json: not an object")
 	}
 	s := &StoredSummary{Result: harvest.EmptyResult(), Blocks: map[string]bool{}}
-	r := s.Result
 	if raw, ok := doc["metadata"]; ok {
 		var md struct {
 			TestName    string `json:"test_name"`
@@ -52,66 +52,58 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 		s.Meta = ServerMetadata{TestName: md.TestName, Tag: md.Tag, PromURL: md.PromURL, Start: md.Start, End: md.End,
 			SteadyStart: md.SteadyStart, SteadyEnd: md.SteadyEnd, LagS: md.LagS}
 	}
-	read := func(block string, v any) (bool, error) {
-		raw, ok := doc[block]
+	// The blocks in the engine's table order, each by its reader; a block
+	// the file lacks (or holds as null) stays all-null.
+	for _, b := range harvest.Blocks() {
+		raw, ok := doc[b.Name]
 		if !ok || string(raw) == "null" {
-			return false, nil
+			continue
 		}
-		if err := json.Unmarshal(raw, v); err != nil {
-			return false, fmt.Errorf("server_summary.json %s: %w", block, err)
+		read, ok := blockReaders[b.Name]
+		if !ok {
+			return nil, fmt.Errorf("server_summary.json %s: no reader for this block", b.Name)
 		}
-		s.Blocks[block] = true
-		return true, nil
+		if err := read(raw, s.Result); err != nil {
+			var ke *keyError
+			if errors.As(err, &ke) {
+				return nil, fmt.Errorf("server_summary.json %s.%s: %w", b.Name, ke.key, ke.err)
+			}
+			return nil, fmt.Errorf("server_summary.json %s: %w", b.Name, err)
+		}
+		s.Blocks[b.Name] = true
 	}
+	return s, nil
+}
 
-	var packing struct {
-		Summary    summaryJSON `json:"summary"`
-		Timeseries []struct {
-			Timestamp int64    `json:"timestamp"`
-			Busy      float64  `json:"busy_workers"`
-			Total     float64  `json:"total_workers"`
-			Ratio     *float64 `json:"packing_ratio"`
-		} `json:"timeseries"`
-	}
-	if ok, err := read(harvest.BlockPacking, &packing); err != nil {
-		return nil, err
-	} else if ok {
+// blockReaders decode each block of server_summary.json into the Result,
+// keyed by the block table's names (TestBlockReadersCoverTheTable).
+var blockReaders = map[string]func(raw json.RawMessage, r *harvest.Result) error{
+	harvest.BlockPacking: func(raw json.RawMessage, r *harvest.Result) error {
+		var packing struct {
+			Summary    summaryJSON `json:"summary"`
+			Timeseries []struct {
+				Timestamp int64    `json:"timestamp"`
+				Busy      float64  `json:"busy_workers"`
+				Total     float64  `json:"total_workers"`
+				Ratio     *float64 `json:"packing_ratio"`
+			} `json:"timeseries"`
+		}
+		if err := json.Unmarshal(raw, &packing); err != nil {
+			return err
+		}
 		r.Packing.Summary = packing.Summary.summary()
 		for _, p := range packing.Timeseries {
 			r.Packing.Timeseries = append(r.Packing.Timeseries, harvest.PackingPoint{Timestamp: p.Timestamp, Busy: p.Busy, Total: p.Total, Ratio: p.Ratio})
 		}
-	}
-
-	for _, b := range []struct {
-		name, count string
-		dst         *harvest.PSI
-	}{{harvest.BlockNodePSI, "nodes", &r.NodePSI}, {harvest.BlockPodPSI, "pods", &r.PodPSI}} {
-		var psi map[string]json.RawMessage
-		if ok, err := read(b.name, &psi); err != nil {
-			return nil, err
-		} else if !ok {
-			continue
+		return nil
+	},
+	harvest.BlockNodePSI: func(raw json.RawMessage, r *harvest.Result) error { return readPSI(raw, "nodes", &r.NodePSI) },
+	harvest.BlockPodPSI:  func(raw json.RawMessage, r *harvest.Result) error { return readPSI(raw, "pods", &r.PodPSI) },
+	harvest.BlockSnapshots: func(raw json.RawMessage, r *harvest.Result) error {
+		var snaps map[string]*json.Number
+		if err := json.Unmarshal(raw, &snaps); err != nil {
+			return err
 		}
-		for _, res := range harvest.PSIResources {
-			var sj summaryJSON
-			if raw, ok := psi[res.Key+"_stall_pct"]; ok {
-				if err := json.Unmarshal(raw, &sj); err != nil {
-					return nil, fmt.Errorf("server_summary.json %s.%s_stall_pct: %w", b.name, res.Key, err)
-				}
-			}
-			b.dst.Resource(res.Key).Summary = sj.summary()
-		}
-		if raw, ok := psi[b.count]; ok {
-			if err := json.Unmarshal(raw, &b.dst.Count); err != nil {
-				return nil, fmt.Errorf("server_summary.json %s.%s: %w", b.name, b.count, err)
-			}
-		}
-	}
-
-	var snaps map[string]*json.Number
-	if ok, err := read(harvest.BlockSnapshots, &snaps); err != nil {
-		return nil, err
-	} else if ok {
 		for _, f := range r.Snapshots.Fields() {
 			n := snaps[f.Key]
 			if n == nil {
@@ -120,50 +112,52 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 			if f.Key == "checkpoints_in_window" || f.Key == "checkpoints_cumulative" {
 				i, err := n.Int64()
 				if err != nil {
-					return nil, fmt.Errorf("server_summary.json snapshots.%s: %q is not an integer", f.Key, n.String())
+					return &keyError{f.Key, fmt.Errorf("%q is not an integer", n.String())}
 				}
 				r.Snapshots.Set(f.Key, nil, &i)
 				continue
 			}
 			v, err := finiteNumber(*n)
 			if err != nil {
-				return nil, fmt.Errorf("server_summary.json snapshots.%s: %w", f.Key, err)
+				return &keyError{f.Key, err}
 			}
 			r.Snapshots.Set(f.Key, &v, nil)
 		}
-	}
-
-	var actors struct {
-		Summary    summaryJSON `json:"summary"`
-		Atelets    *int        `json:"atelets"`
-		Timeseries []struct {
-			Timestamp     int64   `json:"timestamp"`
-			ActiveActors  float64 `json:"active_actors"`
-			ActiveAtelets int     `json:"active_atelets"`
-		} `json:"timeseries"`
-	}
-	if ok, err := read(harvest.BlockActiveActors, &actors); err != nil {
-		return nil, err
-	} else if ok {
+		return nil
+	},
+	harvest.BlockActiveActors: func(raw json.RawMessage, r *harvest.Result) error {
+		var actors struct {
+			Summary    summaryJSON `json:"summary"`
+			Atelets    *int        `json:"atelets"`
+			Timeseries []struct {
+				Timestamp     int64   `json:"timestamp"`
+				ActiveActors  float64 `json:"active_actors"`
+				ActiveAtelets int     `json:"active_atelets"`
+			} `json:"timeseries"`
+		}
+		if err := json.Unmarshal(raw, &actors); err != nil {
+			return err
+		}
 		r.ActiveActors.Summary, r.ActiveActors.Atelets = actors.Summary.summary(), actors.Atelets
 		for _, p := range actors.Timeseries {
 			r.ActiveActors.Timeseries = append(r.ActiveActors.Timeseries,
 				harvest.ActorsPoint{Timestamp: p.Timestamp, ActiveActors: p.ActiveActors, ActiveAtelets: p.ActiveAtelets})
 		}
-	}
-
-	var ws map[string]*struct {
-		Summary    summaryJSON `json:"summary"`
-		Count      *int        `json:"count"`
-		Timeseries []struct {
-			Timestamp int64   `json:"timestamp"`
-			TotalGB   float64 `json:"total_gb"`
-			MaxGB     float64 `json:"max_gb"`
-		} `json:"timeseries"`
-	}
-	if ok, err := read(harvest.BlockWorkingSet, &ws); err != nil {
-		return nil, err
-	} else if ok {
+		return nil
+	},
+	harvest.BlockWorkingSet: func(raw json.RawMessage, r *harvest.Result) error {
+		var ws map[string]*struct {
+			Summary    summaryJSON `json:"summary"`
+			Count      *int        `json:"count"`
+			Timeseries []struct {
+				Timestamp int64   `json:"timestamp"`
+				TotalGB   float64 `json:"total_gb"`
+				MaxGB     float64 `json:"max_gb"`
+			} `json:"timeseries"`
+		}
+		if err := json.Unmarshal(raw, &ws); err != nil {
+			return err
+		}
 		if _, ok := ws["worker"]; !ok {
 			ws["worker"] = ws["ateom"] // the reference runner's name of the worker block
 		}
@@ -178,19 +172,53 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 				dst.Timeseries = append(dst.Timeseries, harvest.WSPoint{Timestamp: p.Timestamp, TotalGB: p.TotalGB, MaxGB: p.MaxGB})
 			}
 		}
-	}
-
-	var oom map[string]*int64
-	if ok, err := read(harvest.BlockOOM, &oom); err != nil {
-		return nil, err
-	} else if ok {
+		return nil
+	},
+	harvest.BlockOOM: func(raw json.RawMessage, r *harvest.Result) error {
+		var oom map[string]*int64
+		if err := json.Unmarshal(raw, &oom); err != nil {
+			return err
+		}
 		o := &r.OOM
 		for k, dst := range map[string]**int64{"node": &o.Node, "pod": &o.Pod, "worker_restarts": &o.WorkerRestarts,
 			"worker_oomkilled_pods": &o.WorkerOOMKilledPods, "evicted": &o.Evicted, "worker_pods_lost": &o.WorkerPodsLost} {
 			*dst = oom[k]
 		}
+		return nil
+	},
+}
+
+// keyError is a block reader's error at one key of its block.
+type keyError struct {
+	key string
+	err error
+}
+
+func (e *keyError) Error() string { return e.key + ": " + e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+// readPSI decodes a node_psi or pod_psi block: a summary per resource and
+// the series count under countKey.
+func readPSI(raw json.RawMessage, countKey string, dst *harvest.PSI) error {
+	var psi map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &psi); err != nil {
+		return err
 	}
-	return s, nil
+	for _, res := range harvest.PSIResources {
+		var sj summaryJSON
+		if raw, ok := psi[res.Key+"_stall_pct"]; ok {
+			if err := json.Unmarshal(raw, &sj); err != nil {
+				return &keyError{res.Key + "_stall_pct", err}
+			}
+		}
+		dst.Resource(res.Key).Summary = sj.summary()
+	}
+	if raw, ok := psi[countKey]; ok {
+		if err := json.Unmarshal(raw, &dst.Count); err != nil {
+			return &keyError{countKey, err}
+		}
+	}
+	return nil
 }
 
 // summaryJSON is a percentile summary as written (min, p50, ..., avg).

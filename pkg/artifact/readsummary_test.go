@@ -85,3 +85,17 @@ func TestReadServerSummaryErrors(t *testing.T) {
 		}
 	}
 }
+
+// Every block of the engine's table has a reader, and no reader names a
+// block the table lacks.
+func TestBlockReadersCoverTheTable(t *testing.T) {
+	names := harvest.BlockNames()
+	for _, n := range names {
+		if blockReaders[n] == nil {
+			t.Errorf("block %s has no server_summary.json reader", n)
+		}
+	}
+	if len(blockReaders) != len(names) {
+		t.Errorf("%d readers for %d blocks %v", len(blockReaders), len(names), names)
+	}
+}
