@@ -221,3 +221,20 @@ func TestExportLadderFromStore(t *testing.T) {
 		t.Errorf("knee %v", knee)
 	}
 }
+
+// A ladder run with phase logs: the ladder rows come after the phase rows
+// (ladder-steps.md "Rows").
+func TestExportLadderAfterPhases(t *testing.T) {
+	dir, url, tr := ladderRun(t)
+	logs, _ := phaseRun(t)
+	jsonl := filepath.Join(dir, "stats.jsonl")
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--phase-logs", filepath.Join(logs, simrun.PhaseLogDir)), e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
+	}
+	got := metrics(jsonlRows(t, jsonl))
+	phaseAt, summaryAt, ladderAt := strings.Index(got, ",phase_"), strings.Index(got, "phase_breakdown_summary"), strings.Index(got, "ladder_step_001")
+	if phaseAt < 0 || summaryAt < 0 || ladderAt < summaryAt || !strings.HasSuffix(got, "ladder_step_004,ladder_summary") {
+		t.Errorf("rows %s: want server_summary, trial_summary, the phase rows, then the ladder rows", got)
+	}
+}

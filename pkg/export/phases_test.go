@@ -184,6 +184,29 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		}
 	})
 
+	t.Run("without trial_summary", func(t *testing.T) {
+		// status.json says Locust produced no stats: no trial_summary row,
+		// the phase rows still.
+		run := t.TempDir()
+		if err := os.CopyFS(run, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, "status.json"), []byte(`{"locust_exit_code": 1, "stats_generated": false}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		e := newEnv(nil, nil)
+		args := append([]string{"--run-dir", run, "--out", out, "--phase-logs", filepath.Join(run, simrun.PhaseLogDir)}, base...)
+		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, e.errOut.String())
+		}
+		rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
+		if strings.Contains(metrics(rows), "trial_summary") {
+			t.Errorf("rows %s: trial_summary written for a run without stats", metrics(rows))
+		}
+		checkPhaseRows(t, phaseLines(t, filepath.Join(out, "stats.jsonl")), tr, false)
+	})
+
 	t.Run("off", func(t *testing.T) {
 		for _, args := range [][]string{{"--no-phase-breakdown"}, {"--no-cluster-facts"}} {
 			out := t.TempDir()
@@ -258,5 +281,34 @@ func TestPhaseReplace(t *testing.T) {
 	run("--replace")
 	if got := strings.Join(metrics(), " "); got != want {
 		t.Fatalf("after replace without phases:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Where the phase records come from, for every combination of the
+// switches (phase-breakdown.md "Decisions"): files win, --no-cluster-facts
+// and a --store re-harvest keep the API off unless --phase-breakdown was
+// given explicitly.
+func TestPhaseSource(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		source string
+		off    string // a substring of the notice; "" = none
+	}{
+		{"default: the API", Options{PhaseBreakdown: true, ClusterFacts: true}, "api", ""},
+		{"--no-phase-breakdown", Options{ClusterFacts: true}, "", ""},
+		{"--no-phase-breakdown with --phase-logs", Options{ClusterFacts: true, PhaseLogs: []string{"x"}}, "", "--phase-logs ignored"},
+		{"--phase-logs", Options{PhaseBreakdown: true, ClusterFacts: true, PhaseLogs: []string{"x"}}, "files", ""},
+		{"--phase-logs without cluster facts", Options{PhaseBreakdown: true, PhaseLogs: []string{"x"}}, "files", ""},
+		{"--no-cluster-facts", Options{PhaseBreakdown: true}, "", "--no-cluster-facts"},
+		{"--store", Options{PhaseBreakdown: true, ClusterFacts: true, Store: "file:///r"}, "", "for a stored run"},
+		{"--store --phase-breakdown", Options{PhaseBreakdown: true, PhaseBreakdownSet: true, ClusterFacts: true, Store: "file:///r"}, "api", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			source, off := tc.o.phaseSource()
+			if source != tc.source || (tc.off == "") != (off == "") || !strings.Contains(off, tc.off) {
+				t.Errorf("phaseSource() = %q, %q; want %q and a notice with %q", source, off, tc.source, tc.off)
+			}
+		})
 	}
 }
