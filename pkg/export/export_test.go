@@ -4,23 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/promfake"
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/substrate/density/internal/promfake"
-	"github.com/substrate/density/internal/promtest"
-	"github.com/substrate/density/internal/simrun"
-	"github.com/substrate/density/pkg/cluster"
 )
 
 var cache *promtest.Cache
@@ -458,3 +461,623 @@ func TestExportBeforeAndAfter(t *testing.T) {
 }
 
 var _ = simrun.OMFile
+
+// An old run window (no lag wait) in seconds.
+const (
+	covStart = int64(1710237600) // 2024-03-12T10:00:00Z
+	covEnd   = covStart + 600
+)
+
+const covStats = "Type,Name,Request Count,Failure Count\nPOST,ResumeActor,10,1\n,Aggregated,10,1\n"
+
+// covHistory has user counts 10, 40, 40, 20 at +0, +60, +120, +180.
+func covHistory(start int64) string {
+	return fmt.Sprintf("Timestamp,User Count,Type,Name\n%d,10,,Aggregated\n%d,40,,Aggregated\n%d,40,,Aggregated\n%d,20,,Aggregated\n",
+		start, start+60, start+120, start+180)
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// emptyProm answers every read with an empty success (nothing measured).
+func emptyProm(delay time.Duration) promfake.Handler {
+	return func(r promfake.Request) promfake.Reply {
+		body := promfake.Success("vector", "[]")
+		if strings.HasSuffix(r.Path, "query_range") {
+			body = promfake.Success("matrix", "[]")
+		}
+		return promfake.Reply{Body: body, Delay: delay}
+	}
+}
+
+// snapshotDir reads a directory's files into a map (name -> content).
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func measurements(t *testing.T, row map[string]any) map[string]any {
+	t.Helper()
+	m, ok := row["measurements"].(map[string]any)
+	if !ok {
+		t.Fatalf("row without measurements: %v", row)
+	}
+	return m
+}
+
+func TestFlagDefaults(t *testing.T) {
+	dir := t.TempDir()
+	o, err := ParseFlags([]string{"--run-dir", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{
+		RunDir: dir, ActorsPerUser: 1, PrometheusURL: "http://prometheus.benchmarking.svc.cluster.local:9090",
+		AteletLagS: 70, MaxConcurrency: 8, MaxResponseMB: 64, ClusterFacts: true,
+		WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads", WorkerContainer: "ateom",
+		WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
+		Ladder: LadderOptions{Enabled: true, TrimStartS: 30, TrimEndS: 5, LogTZ: "UTC",
+			ResumeName: "ResumeActorCold", PauseName: "SuspendActorAsync",
+			AteapiNamespace: "ate-system", AteapiContainer: "ate-api-server", PostgresNamespace: "ate-system",
+			PostgresContainer: "postgres", FakeAteletNamespace: "ate-system", FakeAteletContainer: "fake-atelet",
+			MinAchieved: 0.95, MaxFailureRatio: 0.01},
+		PhaseBreakdown: true, Report: true, PhaseLogTimeout: time.Minute, PhaseMaxLogMB: 256,
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
+	}
+	// -u is --users; --no-cluster-facts and --cluster-facts=false are the same.
+	o, err = ParseFlags([]string{"--run-dir", dir, "-u", "30", "--no-cluster-facts"}, &bytes.Buffer{})
+	if err != nil || o.Users != 30 || o.ClusterFacts {
+		t.Errorf("-u 30 --no-cluster-facts: %+v, %v", o, err)
+	}
+}
+
+// specFlags are the flags export.md names.
+var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test-name", "users", "u", "actors-per-user",
+	"prometheus-url", "atelet-lag-s", "cluster-facts", "kubeconfig", "context", "metadata", "out",
+	"worker-pool", "worker-namespace", "worker-container", "worker-pod-regex", "atelet-namespace", "atelet-container",
+	"timeout", "max-concurrency", "header", "bearer-token-file", "verbose", "replace", "before",
+	"phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb", "report"}
+
+// `density export --help` documents every flag (exit 0, nothing written).
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), []string{"--help"}, e.Env); code != ExitOK {
+		t.Fatalf("--help exit %d", code)
+	}
+	help := e.errOut.String() + e.out.String()
+	for _, f := range specFlags {
+		if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(f) + `\b`).MatchString(help) {
+			t.Errorf("--help does not document --%s", f)
+		}
+	}
+	for _, s := range []string{"no-cluster-facts", "no-phase-breakdown", "PROMETHEUS_BEARER_TOKEN", "BENCHMARK_METADATA"} {
+		if !strings.Contains(help, s) {
+			t.Errorf("--help does not mention %s", s)
+		}
+	}
+}
+
+// "mage export [runDir] reads every other setting from environment
+// variables named like the flags in upper snake case": every flag, set
+// through its variable, gives the same Options as the flag itself.
+func TestEveryFlagFromEnv(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	tok := filepath.Join(t.TempDir(), "token")
+	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "t0ken\n", "profile.yaml": "- key: a\n  query: x\n  reduce: max\n"})
+	values := map[string]string{
+		"--ladder": "false", "--ladder-profile": filepath.Join(filepath.Dir(tok), "profile.yaml"), "--ladder-trim-start-s": "20",
+		"--ladder-trim-end-s": "2", "--log-tz": "Europe/Berlin", "--ladder-resume-name": "R", "--ladder-pause-name": "P",
+		"--ladder-ateapi-namespace": "a", "--ladder-ateapi-container": "b", "--ladder-postgres-namespace": "c",
+		"--ladder-postgres-container": "d", "--ladder-fake-atelet-namespace": "e", "--ladder-fake-atelet-container": "f",
+		"--ladder-min-achieved": "0.9", "--ladder-max-failure-ratio": "0.02",
+		"--run-dir": dir, "--out": out, "--start": "100", "--end": "200", "--tag": "g", "--test-name": "n", "--users": "30",
+		"--actors-per-user": "2", "--prometheus-url": "http://127.0.0.1:9", "--header": "X-Scope-OrgID: t1",
+		"--bearer-token-file": tok, "--atelet-lag-s": "30", "--timeout": "3s", "--max-concurrency": "3", "--max-response-mb": "16", "--cluster-facts": "false",
+		"--kubeconfig": "/etc/kube/config", "--context": "lab", "--worker-pool": "p", "--worker-namespace": "ns",
+		"--worker-container": "c", "--worker-pod-regex": "w-.*", "--atelet-namespace": "an", "--atelet-container": "ac",
+		"--metadata": `{"a": 1}`, "--report": "false", "--replace": "true", "--verbose": "true", "--before": "true", "--no-wait": "true",
+		"--gates": "/etc/density/gates.yaml", "--baseline": "/runs/base", "--baseline-run": "latest",
+		"--baseline-store": "file:///store", "--junit": "/tmp/gates.xml",
+		"--phase-breakdown": "false", "--phase-logs": out, "--phase-log-timeout": "5s", "--phase-max-log-mb": "8",
+	}
+	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
+	vars, flags := map[string]string{}, []string{}
+	storeVars, storeFlags := map[string]string{}, []string{}
+	for _, kv := range EnvNames() {
+		flagName, env := kv[0], kv[1]
+		if env != strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flagName, "--"), "-", "_")) {
+			t.Errorf("%s maps to %s, not its upper snake case", flagName, env)
+		}
+		if v, ok := storeOnly[flagName]; ok {
+			storeVars[env] = v
+			storeFlags = append(storeFlags, flagName+"="+v)
+			continue
+		}
+		v, ok := values[flagName]
+		if !ok {
+			t.Errorf("flag %s has no test value: add it to this test", flagName)
+			continue
+		}
+		vars[env] = v
+		flags = append(flags, flagName+"="+v)
+	}
+	for name, v := range map[string]string{"PROMETHEUS_URL": "http://127.0.0.1:9", "ATELET_LAG_S": "30", "CLUSTER_FACTS": "false"} {
+		if vars[name] != v {
+			t.Errorf("the spec's example %s is not a mapped variable", name)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		vars  map[string]string
+		flags []string
+	}{{"run directory", vars, flags}, {"results store", storeVars, storeFlags}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := FromEnv("", func(k string) string { return c.vars[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ParseFlags(c.flags, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("env\n %+v\nflags\n %+v", got, want)
+			}
+		})
+	}
+}
+
+// Selectors, headers, the bearer token, --timeout (both kinds of request)
+// and --verbose, seen from the Prometheus side.
+func TestFlagsReachPrometheus(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
+	tok := filepath.Join(t.TempDir(), "token")
+	writeFiles(t, filepath.Dir(tok), map[string]string{"token": "file-t0ken\n"})
+	e := newEnv(nil, map[string]string{"PROMETHEUS_BEARER_TOKEN": "env-token"})
+	args := []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts",
+		"--worker-pool", "pool-1", "--worker-namespace", "ns-1", "--worker-container", "wc-1", "--worker-pod-regex", "wp-1.*",
+		"--atelet-namespace", "an-1", "--atelet-container", "ac-1",
+		"--header", "X-Scope-OrgID: tenant-1", "--header", "X-Other: 2", "--bearer-token-file", tok, "--timeout", "3s"}
+	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 20 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	kinds := map[string]bool{}
+	var queries []string
+	for _, r := range reqs {
+		kinds[r.Path] = true
+		queries = append(queries, r.Form.Get("query"))
+		if r.Header.Get("X-Scope-OrgID") != "tenant-1" || r.Header.Get("X-Other") != "2" {
+			t.Errorf("request %d lacks the --header values: %v", r.N, r.Header)
+		}
+		// --bearer-token-file wins over PROMETHEUS_BEARER_TOKEN.
+		if got := r.Header.Get("Authorization"); got != "Bearer file-t0ken" {
+			t.Errorf("request %d Authorization %q", r.N, got)
+		}
+		if got := r.Form.Get("timeout"); got != "3s" {
+			t.Errorf("%s request timeout %q, want --timeout 3s for instant and range reads alike", r.Path, got)
+		}
+	}
+	if !kinds["/api/v1/query"] || !kinds["/api/v1/query_range"] {
+		t.Errorf("paths %v: want both instant and range reads", kinds)
+	}
+	all := strings.Join(queries, "\n")
+	for _, s := range []string{`ate_workerpool_name="pool-1"`, `namespace="ns-1", container="wc-1"`, `pod=~"wp-1.*"`,
+		`namespace="an-1", container="ac-1"`, `container_oom_events_total{namespace="ns-1", pod=~"wp-1.*"}`} {
+		if !strings.Contains(all, s) {
+			t.Errorf("no query holds %s", s)
+		}
+	}
+	for _, s := range []string{"benchmark-ateom", "benchmark-workloads", "ate-system"} {
+		if strings.Contains(all, s) {
+			t.Errorf("a default selector %q was sent despite the flags", s)
+		}
+	}
+	// Without the file, PROMETHEUS_BEARER_TOKEN is the token.
+	srv2 := promfake.New(t, emptyProm(0))
+	e2 := newEnv(nil, map[string]string{"PROMETHEUS_BEARER_TOKEN": "env-token"})
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv2.URL, "--start", itoa(covStart),
+		"--end", itoa(covEnd), "--no-cluster-facts", "--out", t.TempDir()}, e2.Env); code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, r := range srv2.Requests() {
+		if r.Header.Get("Authorization") != "Bearer env-token" {
+			t.Fatalf("request %d Authorization %q, want the PROMETHEUS_BEARER_TOKEN", r.N, r.Header.Get("Authorization"))
+		}
+	}
+}
+
+// --verbose "print[s] every PromQL issued": each distinct query the server
+// received appears as a "promql: <query>" line.
+func TestVerbosePrintsPromQL(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--prometheus-url", srv.URL, "--start", itoa(covStart),
+		"--end", itoa(covEnd), "--no-cluster-facts", "--verbose"}, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	distinct := map[string]bool{}
+	for _, r := range srv.Requests() {
+		distinct[r.Form.Get("query")] = true
+	}
+	missing := 0
+	for q := range distinct {
+		if !strings.Contains(e.out.String(), "promql: "+q+"\n") {
+			missing++
+		}
+	}
+	if len(distinct) < 15 || missing > 0 {
+		t.Errorf("--verbose printed %d of the %d distinct queries the server received", len(distinct)-missing, len(distinct))
+	}
+}
+
+// --max-concurrency bounds the Prometheus requests in flight (default 8).
+func TestMaxConcurrency(t *testing.T) {
+	for _, c := range []struct {
+		flag []string
+		max  int
+	}{{[]string{"--max-concurrency", "2"}, 2}, {nil, 8}} {
+		t.Run(fmt.Sprint(c.max), func(t *testing.T) {
+			srv := promfake.New(t, emptyProm(60*time.Millisecond))
+			dir := t.TempDir()
+			e := newEnv(nil, nil)
+			args := append([]string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, c.flag...)
+			if code := Main(context.Background(), args, e.Env); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, e.errOut.String())
+			}
+			if got := srv.MaxInFlight(); got > c.max || got < 2 {
+				t.Errorf("max in flight %d, want at most %d (and some concurrency)", got, c.max)
+			}
+			if c.max == 8 && srv.MaxInFlight() <= 2 {
+				t.Errorf("default: only %d in flight; the reads are independent and should overlap", srv.MaxInFlight())
+			}
+		})
+	}
+}
+
+// --out elsewhere: the artifacts go there, the run directory (status.json
+// included: "This project never writes or changes it") is untouched, and
+// no temporary file is left behind (atomic write).
+func TestOutDirAndUntouchedRunDir(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "artifacts")
+	writeFiles(t, dir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart),
+		"status.json": `{"locust_exit_code": 0, "stats_generated": true}`})
+	before := snapshotDir(t, dir)
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--out", out, "--prometheus-url", srv.URL,
+		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
+		t.Errorf("the run directory changed with --out elsewhere")
+	}
+	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,report.html,server_summary.json,stats.jsonl" {
+		t.Errorf("--out holds %v, want psi_series.json, report.html, server_summary.json and stats.jsonl only (no temporary files)", got)
+	}
+	rows := readRows(t, filepath.Join(out, "stats.jsonl"))
+	if len(rows) != 2 || rows[0]["metric"] != "server_summary" || rows[1]["metric"] != "trial_summary" {
+		t.Fatalf("rows %v", rows)
+	}
+	// Both rows carry the run start as their timestamp.
+	for _, r := range rows {
+		if r["timestamp"] != "2024-03-12T10:00:00Z" {
+			t.Errorf("%s timestamp %v", r["metric"], r["timestamp"])
+		}
+	}
+}
+
+// The trial_summary row "is written only when the run produced stats:
+// status.json says stats_generated: true, or, without status.json,
+// stats.csv exists with at least one data row".
+func TestTrialRowOnlyWithStats(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	tests := []struct {
+		name  string
+		files map[string]string
+		trial bool
+	}{
+		{"stats_generated false wins over stats.csv rows", map[string]string{"stats.csv": covStats, "status.json": `{"locust_exit_code": 1, "stats_generated": false}`}, false},
+		{"stats_generated true without stats.csv", map[string]string{"status.json": `{"locust_exit_code": 0, "stats_generated": true}`}, true},
+		{"no status.json, stats.csv with rows", map[string]string{"stats.csv": covStats}, true},
+		{"no status.json, header-only stats.csv", map[string]string{"stats.csv": "Type,Name,Request Count,Failure Count\n"}, false},
+		{"no status.json, no stats.csv", map[string]string{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, tc.files)
+			e := newEnv(nil, nil)
+			if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
+				"--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, e.errOut.String())
+			}
+			rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
+			if got := len(rows) == 2; got != tc.trial {
+				t.Errorf("%d rows: trial_summary written = %v, want %v", len(rows), got, tc.trial)
+			}
+		})
+	}
+}
+
+// --metadata is merged over BENCHMARK_METADATA: environment keys first,
+// flag values winning, null skipped, values as json.dumps would write them.
+func TestMetadataMergedOverEnv(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
+	e := newEnv(nil, map[string]string{"BENCHMARK_METADATA": `{"a": "env", "b": 1, "n": 2}`})
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
+		"--no-cluster-facts", "--metadata", `{"a": "flag", "c": [1, 2.50], "n": null}`}, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "stats.jsonl"))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	if !strings.Contains(lines[1], `"run_end": "`+itoa(covEnd)+`", "metadata_a": "flag", "metadata_b": "1", "metadata_c": "[1, 2.5]", "multi_actor_worker"`) {
+		t.Errorf("metadata keys, order or values differ:\n%s", lines[1])
+	}
+}
+
+// Cluster facts on but Kubernetes unreachable: exit 0, every fact null
+// with the reason (export.md behaviour 5).
+func TestKubernetesUnreachable(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
+	e := newEnv(nil, nil) // Kube returns an error
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
+		"--end", itoa(covEnd)}, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	server, trial := measurements(t, rows[0]), measurements(t, rows[1])
+	for _, k := range []string{"oom_events_worker_restarts", "oom_events_worker_oomkilled_pods", "oom_events_evicted", "oom_events_worker_pods_lost"} {
+		if server[k] != nil {
+			t.Errorf("%s = %v, want null", k, server[k])
+		}
+	}
+	for _, k := range []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb", "worker_pod_count", "kubernetes_version",
+		"worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class"} {
+		if v, ok := trial[k]; !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if !strings.Contains(e.out.String(), "no Kubernetes access") {
+		t.Errorf("the reason is not printed: %q", e.out.String())
+	}
+}
+
+// --kubeconfig, --context and --timeout reach the Kubernetes client.
+func TestKubeconfigFlags(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	dir := t.TempDir()
+	e := newEnv(nil, nil)
+	var got []cluster.Access
+	e.Kube = func(a cluster.Access) (kubernetes.Interface, error) {
+		got = append(got, a)
+		return fake.NewClientset(), nil
+	}
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
+		"--kubeconfig", "/etc/kube/lab.yaml", "--context", "lab", "--timeout", "4s"}, e.Env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	if len(got) != 1 || got[0].KubeconfigPath != "/etc/kube/lab.yaml" || got[0].Context != "lab" || got[0].Timeout != 4*time.Second ||
+		got[0].Mode == cluster.ModeOff {
+		t.Errorf("Kubernetes access %+v", got)
+	}
+}
+
+// "Wait until end + lag (print the wait ...)" as the command runs it: a
+// run that ended 10 s ago with the default lag waits 60 s; --no-wait and
+// an old run do not wait.
+func TestLagWaitInTheCommand(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	now := time.Unix(covEnd+10, 0)
+	for _, c := range []struct {
+		name  string
+		extra []string
+		now   time.Time
+		slept time.Duration
+	}{
+		{"ended 10 s ago", nil, now, 60 * time.Second},
+		{"lag 30 flag", []string{"--atelet-lag-s", "30"}, now, 20 * time.Second},
+		{"--no-wait", []string{"--no-wait"}, now, 0},
+		{"long over", nil, time.Unix(covEnd+3600, 0), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(nil, nil)
+			e.Now = func() time.Time { return c.now }
+			args := append([]string{"--run-dir", t.TempDir(), "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
+				"--no-cluster-facts"}, c.extra...)
+			if code := Main(context.Background(), args, e.Env); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, e.errOut.String())
+			}
+			if e.slept != c.slept {
+				t.Errorf("slept %v, want %v", e.slept, c.slept)
+			}
+			if c.slept > 0 && !strings.Contains(e.out.String(), "waiting "+c.slept.String()) {
+				t.Errorf("the wait is not printed: %q", e.out.String())
+			}
+		})
+	}
+}
+
+// On a terminal the wait is a live countdown (one update a second).
+func TestTerminalCountdown(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	e := newEnv(nil, nil)
+	e.Now = func() time.Time { return now }
+	e.Terminal = true
+	if err := waitForLag(context.Background(), e.Env, now.Unix()+3); err != nil {
+		t.Fatal(err)
+	}
+	if e.slept != 3*time.Second {
+		t.Errorf("slept %v", e.slept)
+	}
+	out := e.out.String()
+	for _, s := range []string{"waiting 3s", "\r   2s left ", "\r   1s left ", "\r   0s left \n"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("countdown %q lacks %q", out, s)
+		}
+	}
+}
+
+// --users (-u) is "only a fallback": with no stats_history.csv user counts
+// the peak is -u x --actors-per-user.
+func TestUsersFallback(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"node.kubernetes.io/instance-type": "n2-standard-8"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}}
+	for _, c := range []struct {
+		name    string
+		history bool
+		want    map[string]any
+	}{
+		// 30 users x 2 = 60 actors over 1 node, 8 cores, 32 GiB; no per-pod samples.
+		{"no user counts observed", false, map[string]any{"actors_per_node": "60.0", "actors_per_vcpu": "7.5", "actors_per_gb_ram": "1.88", "actors_per_pod_p50": nil}},
+		// Observed peak 40 x 2 = 80; -u is ignored. Per pod: 10,40,40,20 x 2 / 2 pods.
+		{"observed users win", true, map[string]any{"actors_per_node": "80.0", "actors_per_vcpu": "10.0", "actors_per_gb_ram": "2.5", "actors_per_pod_p50": "40.0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{"stats.csv": covStats}
+			if c.history {
+				files["stats_history.csv"] = covHistory(covStart)
+			}
+			writeFiles(t, dir, files)
+			kube := fake.NewClientset(node, workerPod("u1", "benchmark-ateom-1", "n1", 0, ""), workerPod("u2", "benchmark-ateom-2", "n1", 0, ""))
+			e := newEnv(kube, nil)
+			if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
+				"--end", itoa(covEnd), "--users", "30", "--actors-per-user", "2"}, e.Env); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, e.errOut.String())
+			}
+			trial := measurements(t, readRows(t, filepath.Join(dir, "stats.jsonl"))[1])
+			for k, v := range c.want {
+				if trial[k] != v {
+					t.Errorf("%s = %v, want %v", k, trial[k], v)
+				}
+			}
+		})
+	}
+}
+
+// --store URL --run ID re-harvests an archived run: window, test name and
+// tag from the store, the before snapshot from the store, --out defaulting
+// to ./<test_name>-<run_ts>, and nothing written to the store.
+func TestStoreReharvest(t *testing.T) {
+	srv := promfake.New(t, emptyProm(0))
+	root := t.TempDir()
+	runDir := filepath.Join(root, "runs", "resume-storm", "run_date=2024-03-12", "run_ts="+itoa(covStart), "run_tag=abc123")
+	writeFiles(t, runDir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart),
+		"status.json": `{"locust_exit_code": 0, "stats_generated": true}`})
+	// The before snapshot taken at the run start, stored with the run.
+	kube := fake.NewClientset(workerPod("u1", "benchmark-ateom-1", "n1", 0, ""), workerPod("u2", "benchmark-ateom-2", "n1", 0, ""))
+	snap, err := cluster.TakeSnapshot(context.Background(), kube, cluster.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := json.Marshal(snap)
+	writeFiles(t, runDir, map[string]string{cluster.SnapshotFile: string(sb)})
+	// During the run u1 restarted three times.
+	if _, err := kube.CoreV1().Pods("benchmark-workloads").Update(context.Background(),
+		workerPod("u1", "benchmark-ateom-1", "n1", 3, "Error"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storeBefore := snapshotDir(t, root)
+
+	for _, ref := range []string{"resume-storm/" + itoa(covStart) + "/abc123", "latest"} {
+		t.Run(ref, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			e := newEnv(kube, nil)
+			if code := Main(context.Background(), []string{"--store", "file://" + root, "--run", ref, "--prometheus-url", srv.URL}, e.Env); code != ExitOK {
+				t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
+			}
+			if after := snapshotDir(t, root); !reflect.DeepEqual(after, storeBefore) {
+				t.Errorf("the export wrote to the store")
+			}
+			out := "resume-storm-" + itoa(covStart)
+			b, err := os.ReadFile(filepath.Join(out, "server_summary.json"))
+			if err != nil {
+				t.Fatalf("default --out with --store: %v", err)
+			}
+			v, err := artifact.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md, _ := v.(artifact.Object).Get("metadata")
+			want := artifact.Object{{Key: "test_name", Value: "resume-storm"}, {Key: "tag", Value: "abc123"}, {Key: "data_timestamp", Value: "2024-03-12T10:00:00Z"},
+				{Key: "prom_url", Value: srv.URL}, {Key: "start_ts", Value: covStart}, {Key: "end_ts", Value: covStart + 180},
+				{Key: "steady_start_ts", Value: covStart + 60}, {Key: "steady_end_ts", Value: covStart + 120}, {Key: "atelet_lag_s", Value: int64(70)}}
+			if !reflect.DeepEqual(md, want) {
+				t.Errorf("metadata\n got %v\nwant %v", md, want)
+			}
+			rows := readRows(t, filepath.Join(out, "stats.jsonl"))
+			if len(rows) != 2 {
+				t.Fatalf("%d rows", len(rows))
+			}
+			if got := measurements(t, rows[0])["oom_events_worker_restarts"]; got != "3" {
+				t.Errorf("worker_restarts = %v, want 3 (before snapshot read from the store)", got)
+			}
+		})
+	}
+}
+
+// --max-response-mb sets the response-size limit: a 2 MiB answer passes the
+// default 64 MiB and fails a limit of 1 MiB, whose notice names it.
+func TestMaxResponseMB(t *testing.T) {
+	url := promfake.OversizedServer(t, 2<<20)
+	for _, c := range []struct {
+		flag []string
+		null bool
+	}{{nil, false}, {[]string{"--max-response-mb", "1"}, true}} {
+		e := newEnv(nil, nil)
+		args := append([]string{"--run-dir", t.TempDir(), "--prometheus-url", url, "--start", itoa(covStart), "--end", itoa(covEnd),
+			"--no-cluster-facts", "--out", t.TempDir()}, c.flag...)
+		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.flag, code, e.errOut.String())
+		}
+		if got := strings.Contains(e.out.String()+e.errOut.String(), "MaxResponseBytes limit of 1048576 bytes"); got != c.null {
+			t.Errorf("%v: limit notice %v, want %v", c.flag, got, c.null)
+		}
+	}
+	e := newEnv(nil, nil)
+	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--max-response-mb", "0"}, e.Env); code != ExitUsage {
+		t.Errorf("--max-response-mb 0: exit %d, want %d", code, ExitUsage)
+	}
+}
