@@ -128,6 +128,10 @@ export interface DensityOptions extends DataSourceJsonData {
   maxSeries?: number;
   /** Series with the highest peak shown with the bands (default 10). */
   topSeries?: number;
+  /** A gates file (YAML, verdicts.md) the gates query evaluates. */
+  gates?: string;
+  /** Change-point acknowledgements (YAML list of {key, run, reason}), added to the store's acks.yaml. */
+  acks?: string;
   // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;
