@@ -276,7 +276,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
       <ConfigSection
         title="Verdicts"
-        description="Gates and change-point acknowledgements for the gates and changePoints queries, over the runs of the results store (verdicts.md)."
+        description="Gates and change-point acknowledgements for the gates and changePoints queries, over the runs of the results store."
         isCollapsible
         isInitiallyOpen={hasAny(jsonData, VERDICT_KEYS)}
       >
