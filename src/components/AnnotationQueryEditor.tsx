@@ -8,7 +8,7 @@ import { RunPicker } from './RunPicker';
 
 type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
 
-const LABEL_WIDTH = 14;
+const LABEL_WIDTH = 16;
 
 /** The annotation options that are switches: each adds its markers when on and is absent when off. */
 type SwitchKey = 'ladderSteps' | 'changePoints';
@@ -47,7 +47,7 @@ export function AnnotationQueryEditor({ query, onChange, datasource, range }: Pr
     <Stack direction="column" gap={1}>
       <Text color="secondary" variant="bodySmall">
         Marks each run (start to end, titled test name and tag) and its steady window as regions, tagged run, steady and
-        the test name.
+        the test name. The switches add ladder step regions and a point at each change point of the test.
       </Text>
       <InlineFieldRow>
         <InlineField label="Run" labelWidth={LABEL_WIDTH} htmlFor="density-annotation-run">

@@ -354,31 +354,6 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
         </InlineFieldRow>
       )}
 
-      {ALIGNED_TYPES.includes(queryType) && (
-        <InlineFieldRow>
-          <InlineField
-            label="Align"
-            labelWidth={LABEL_WIDTH}
-            tooltip="Elapsed overlays runs: each run's points shifted so its steady start lands on the dashboard's from, one frame per run"
-          >
-            <RadioButtonGroup<AlignMode>
-              aria-label="Align"
-              options={ALIGN_OPTIONS}
-              value={query.align ?? 'absolute'}
-              onChange={(v) => {
-                const next: DensityQuery = { ...query };
-                if (v === 'elapsed') {
-                  next.align = v;
-                } else {
-                  delete next.align;
-                }
-                change(next);
-              }}
-            />
-          </InlineField>
-        </InlineFieldRow>
-      )}
-
       {queryType === 'psi' && (
         <InlineFieldRow>
           <InlineField label="Scope" labelWidth={LABEL_WIDTH}>
@@ -420,6 +395,31 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
               options={BLOCK_OPTIONS}
               value={query.block ?? 'node'}
               onChange={(block) => change({ ...query, block })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {ALIGNED_TYPES.includes(queryType) && (
+        <InlineFieldRow>
+          <InlineField
+            label="Align"
+            labelWidth={LABEL_WIDTH}
+            tooltip="Elapsed overlays runs: each run's points shifted so its steady start lands on the start of the panel's time range, one frame per run"
+          >
+            <RadioButtonGroup<AlignMode>
+              aria-label="Align"
+              options={ALIGN_OPTIONS}
+              value={query.align ?? 'absolute'}
+              onChange={(v) => {
+                const next: DensityQuery = { ...query };
+                if (v === 'elapsed') {
+                  next.align = v;
+                } else {
+                  delete next.align;
+                }
+                change(next);
+              }}
             />
           </InlineField>
         </InlineFieldRow>
