@@ -62,6 +62,31 @@ describe('applyTemplateVariables', () => {
       want: { queryType: 'summary', run: 'range', testName: 'sweep-1k,ladder' },
     },
     {
+      name: 'compare baseline and candidate interpolated, one run each',
+      query: { queryType: 'compare', baseline: '$run', candidate: '$runs' },
+      want: { queryType: 'compare', run: 'range', baseline: 'prom-1700000000', candidate: 'sweep%2Fa/1700000000/abc' },
+    },
+    {
+      name: 'an unset baseline variable is left for the backend to name',
+      query: { queryType: 'gates', run: 'latest', baseline: '$nope' },
+      want: { queryType: 'gates', run: 'latest', baseline: '$nope' },
+    },
+    {
+      name: 'changePoints keys interpolated, multi-value joined with commas',
+      query: { queryType: 'changePoints', testName: '$test', keys: 'restore_p99_s,$tests' },
+      want: { queryType: 'changePoints', run: 'range', testName: 'sweep-1k', keys: 'restore_p99_s,sweep-1k,ladder' },
+    },
+    {
+      name: 'a list of keys stays a list',
+      query: { queryType: 'changePoints', testName: 'n', keys: ['a', '$test'] },
+      want: { queryType: 'changePoints', run: 'range', testName: 'n', keys: ['a', 'sweep-1k'] },
+    },
+    {
+      name: 'align passes through',
+      query: { queryType: 'packing', run: '$runs', align: 'elapsed' },
+      want: { queryType: 'packing', run: ['sweep%2Fa/1700000000/abc', 'prom-1700000600'], align: 'elapsed' },
+    },
+    {
       name: 'per-type options pass through',
       query: { queryType: 'psi', run: '$run', scope: 'pod', resource: 'io' },
       want: { queryType: 'psi', run: 'prom-1700000000', scope: 'pod', resource: 'io' },

@@ -71,7 +71,8 @@ export class DataSource extends DataSourceWithBackend<DensityQuery, DensityOptio
    * ids (duplicates dropped, order kept). If a run expression interpolates to
    * nothing, the raw text goes through so the backend's error names the
    * variable instead of silently reading another window. Multi-value
-   * testName/tag are joined with commas.
+   * testName/tag/keys are joined with commas; baseline and candidate take
+   * one run each.
    */
   applyTemplateVariables(query: DensityQuery, scopedVars: ScopedVars): DensityQuery {
     const out: DensityQuery = { ...query, run: this.interpolateRun(query.run ?? RUN_RANGE, scopedVars) };
@@ -80,6 +81,21 @@ export class DataSource extends DataSourceWithBackend<DensityQuery, DensityOptio
     }
     if (query.tag !== undefined) {
       out.tag = this.templateSrv.replace(query.tag, scopedVars, 'csv');
+    }
+    // baseline and candidate name one run each; a multi-value variable
+    // gives its first value. keys may hold a multi-value variable (csv).
+    for (const key of ['baseline', 'candidate'] as const) {
+      const v = query[key];
+      if (v !== undefined) {
+        out[key] = this.templateSrv.replace(v, scopedVars, (value: unknown) =>
+          Array.isArray(value) ? String(value[0] ?? '') : String(value)
+        );
+      }
+    }
+    if (Array.isArray(query.keys)) {
+      out.keys = query.keys.map((k) => this.templateSrv.replace(k, scopedVars, 'csv'));
+    } else if (query.keys !== undefined) {
+      out.keys = this.templateSrv.replace(query.keys, scopedVars, 'csv');
     }
     return out;
   }

@@ -21,6 +21,9 @@ export const QUERY_TYPES = [
   'annotations',
   'ladder',
   'phases',
+  'gates',
+  'compare',
+  'changePoints',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -39,6 +42,12 @@ export const PHASE_OPS = ['', 'restore', 'checkpoint'] as const;
 export type PhaseOp = (typeof PHASE_OPS)[number];
 export const PHASE_LAYERS = ['', 'atelet', 'ateom'] as const;
 export type PhaseLayer = (typeof PHASE_LAYERS)[number];
+
+/** Per-run time series: absolute times, or each run's steady start on the range's start (verdicts.md "Overlaying runs"). */
+export const ALIGN_MODES = ['absolute', 'elapsed'] as const;
+export type AlignMode = (typeof ALIGN_MODES)[number];
+/** The query types whose time series take align. */
+export const ALIGNED_TYPES: QueryType[] = ['packing', 'psi', 'activeActors', 'workingSet'];
 
 export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
 export type Block = (typeof BLOCKS)[number];
@@ -70,6 +79,16 @@ export interface DensityQuery extends DataQuery {
   tag?: string;
   /** annotations only: a region per ladder step of stored ladder runs. */
   ladderSteps?: boolean;
+  /** annotations only: a point at each change point across the stored runs of testName. */
+  changePoints?: boolean;
+  /** packing, psi, activeActors, workingSet: elapsed overlays runs (each run's steady start on the range's start); absent is absolute. */
+  align?: Exclude<AlignMode, 'absolute'>;
+  /** compare: the baseline run id (or a variable); gates: the run regression gates compare against (an id, latest, or absent for none). */
+  baseline?: string;
+  /** compare only: the candidate run id (or a variable). */
+  candidate?: string;
+  /** changePoints only: the keys searched (comma-separated or a list); absent is every numeric summary key. */
+  keys?: string | string[];
 }
 
 /** The query a new panel starts with: packing over the dashboard range. */
@@ -128,6 +147,10 @@ export interface DensityOptions extends DataSourceJsonData {
   maxSeries?: number;
   /** Series with the highest peak shown with the bands (default 10). */
   topSeries?: number;
+  /** A gates file (YAML, verdicts.md) the gates query evaluates. */
+  gates?: string;
+  /** Change-point acknowledgements (YAML list of {key, run, reason}), added to the store's acks.yaml. */
+  acks?: string;
   // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;

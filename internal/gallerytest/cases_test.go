@@ -50,7 +50,7 @@ const (
 )
 
 var configSections = []string{
-	"Prometheus", "Authentication", "Results store", "Kubernetes", "Selectors", "Advanced",
+	"Prometheus", "Authentication", "Results store", "Verdicts", "Kubernetes", "Selectors", "Advanced",
 	"Authentication methods", "TLS settings", "HTTP headers", "Run discovery from Prometheus",
 }
 
@@ -119,7 +119,25 @@ var cases = []galleryCase{
 		hidden:  []string{"Kubeconfig path", "Pasted kubeconfig", "Context"},
 		catalog: "screenshot-config.png",
 	},
+	{
+		id:     "config-verdicts",
+		labels: []string{"Prometheus URL", "Results store URL", "Gates (YAML)", "Acknowledgements (YAML)"},
+		values: map[string]string{
+			"Results store URL":       "gs://substrate-bench/results",
+			"Gates (YAML)":            "gates:\n  - key: cluster_packing_p50\n    min: 0.8\n  - key: restore_p99_s\n    max_regression_pct: 10\n",
+			"Acknowledgements (YAML)": "- key: restore_p99_s\n  run: sweep-1k/1700000000/c0ffee1\n  reason: slower restores expected\n",
+		},
+		texts: []string{"Verdicts", "Gates and change-point acknowledgements"},
+	},
 	queryCase("query-packing", "Packing", "Dashboard time range", "Busy and total workers over time", nil),
+	{
+		id:      "query-packing-elapsed",
+		labels:  []string{"Query type", "Run", "Align", "Absolute", "Elapsed"},
+		values:  map[string]string{"Query type": "Packing", "Run": sweep1kID + ", " + sweep4kID},
+		checked: []string{"Elapsed"},
+		hidden:  []string{"Scope", "Block", "Test name", "Baseline"},
+		texts:   []string{"Busy and total workers over time"},
+	},
 	{
 		id:      "query-psi",
 		labels:  []string{"Query type", "Run", "Scope", "Resource", "Series", "Node", "Pod", "CPU", "Memory", "I/O", "Auto", "Bands", "All"},
@@ -163,6 +181,27 @@ var cases = []galleryCase{
 	queryCase("query-annotations", "Annotations", "Dashboard time range", "Run and steady-window regions",
 		map[string]string{"Test name": "", "Tag": ""}),
 	{
+		id:     "query-gates",
+		labels: []string{"Query type", "Run", "Baseline", "Test name"},
+		values: map[string]string{"Query type": "Gates", "Run": "Latest run", "Baseline": "Latest other run", "Test name": "sweep-1k"},
+		hidden: []string{"Candidate", "Keys", "Align", "Scope"},
+		texts:  []string{"Gate verdicts of one stored run"},
+	},
+	{
+		id:     "query-compare",
+		labels: []string{"Query type", "Baseline", "Candidate"},
+		values: map[string]string{"Query type": "Compare", "Baseline": sweep1k, "Candidate": "$run"},
+		hidden: []string{"Run", "Keys", "Align", "Test name"},
+		texts:  []string{"Baseline and candidate run key by key"},
+	},
+	{
+		id:     "query-changePoints",
+		labels: []string{"Query type", "Test name", "Keys"},
+		values: map[string]string{"Query type": "Change points", "Test name": "sweep-1k", "Keys": "restore_p99_s, cluster_packing_p50"},
+		hidden: []string{"Run", "Baseline", "Tag", "Align"},
+		texts:  []string{"Change points across the stored runs of a test"},
+	},
+	{
 		id:        "query-run-picker",
 		labels:    []string{"Query type", "Run"},
 		values:    map[string]string{"Query type": "Packing", "Run": sweep1k},
@@ -196,6 +235,13 @@ var cases = []galleryCase{
 		hidden:  []string{"Query type"},
 		texts:   []string{"Marks each run (start to end, titled test name and tag)"},
 		catalog: "screenshot-annotations.png",
+	},
+	{
+		id:      "annotation-change-points",
+		labels:  []string{"Run", "Test name", "Tag", "Ladder steps", "Change points"},
+		values:  map[string]string{"Run": "Dashboard time range", "Test name": "nightly"},
+		checked: []string{"Change points"},
+		hidden:  []string{"Query type"},
 	},
 }
 

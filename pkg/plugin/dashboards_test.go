@@ -110,6 +110,9 @@ type dashPanel struct {
 	Options         json.RawMessage   `json:"options"`
 	Collapsed       bool              `json:"collapsed"`
 	Panels          []dashPanel       `json:"panels"`
+	// TimeFrom is the panel's relative time override ("3h": the last
+	// three hours before now, whatever the dashboard range).
+	TimeFrom string `json:"timeFrom"`
 }
 
 type dashTransform struct {
@@ -255,6 +258,17 @@ type densityQuery struct {
 	// Op and Layer filter a phases query.
 	Op    string `json:"op,omitempty"`
 	Layer string `json:"layer,omitempty"`
+	// ChangePoints adds the change points of testName to an annotation
+	// query.
+	ChangePoints bool `json:"changePoints,omitempty"`
+	// Align places per-run time series: absolute or elapsed.
+	Align string `json:"align,omitempty"`
+	// Baseline and Candidate are the runs of compare; gates takes a
+	// baseline.
+	Baseline  string `json:"baseline,omitempty"`
+	Candidate string `json:"candidate,omitempty"`
+	// Keys limits changePoints.
+	Keys json.RawMessage `json:"keys,omitempty"`
 }
 
 func (densityQuery) ImplementsDataqueryVariant() {}
@@ -262,7 +276,9 @@ func (densityQuery) DataqueryType() string       { return dashPluginID }
 func (q densityQuery) Equals(o variants.Dataquery) bool {
 	oq, ok := o.(densityQuery)
 	return ok && q.RefID == oq.RefID && q.QueryType == oq.QueryType && bytes.Equal(q.Run, oq.Run) &&
-		q.Scope == oq.Scope && q.Resource == oq.Resource && q.Block == oq.Block && q.TestName == oq.TestName && q.Tag == oq.Tag
+		q.Scope == oq.Scope && q.Resource == oq.Resource && q.Block == oq.Block && q.TestName == oq.TestName && q.Tag == oq.Tag &&
+		q.LadderSteps == oq.LadderSteps && q.ChangePoints == oq.ChangePoints && q.Align == oq.Align &&
+		q.Baseline == oq.Baseline && q.Candidate == oq.Candidate && bytes.Equal(q.Keys, oq.Keys)
 }
 func (q densityQuery) Validate() error { return q.validate() }
 
@@ -296,6 +312,17 @@ func (q densityQuery) runs() ([]string, error) {
 // in the range".
 var listTypes = []string{QueryRuns, QueryFrontier, QuerySummary, QueryAnnotations}
 
+// runlessTypes read no run: compare names its two runs, changePoints a
+// test name over the range.
+var runlessTypes = []string{QueryTests, QueryCompare, QueryChangePoints}
+
+// alignedTypes are the per-run time-series types that take align.
+var alignedTypes = []string{QueryPacking, QueryPSI, QueryActiveActors, QueryWorkingSet}
+
+// verdictTables answer a table of several rows per query (one per gate,
+// key or change point), not a one-row summary.
+var verdictTables = []string{QueryGates, QueryCompare, QueryChangePoints}
+
 // validate checks the query type and its options the way the backend will
 // read them (datasource.md "Query model"). Dashboards spell every option
 // out: the backend's defaults would hide what a panel shows.
@@ -310,8 +337,15 @@ func (q densityQuery) validate() error {
 	if err != nil {
 		return err
 	}
-	if q.QueryType != QueryTests && len(refs) == 0 {
+	runless := slices.Contains(runlessTypes, q.QueryType)
+	if !runless && len(refs) == 0 {
 		return fmt.Errorf("refId %s (%s): no run (want an id, $run, latest or range)", q.RefID, q.QueryType)
+	}
+	if runless && q.QueryType != QueryTests && len(refs) > 0 {
+		return fmt.Errorf("refId %s: %s reads no run", q.RefID, q.QueryType)
+	}
+	if q.QueryType == QueryGates && (len(refs) != 1 || refs[0] == runs.IDRange) {
+		return fmt.Errorf("refId %s: gates reads one stored run (an id, $run or latest)", q.RefID)
 	}
 	for _, r := range refs {
 		if _, isVar := unresolvedVariable(r); isVar || r == runs.IDRange || r == runs.IDLatest {
@@ -351,9 +385,41 @@ func (q densityQuery) validate() error {
 		errs = append(errs, forbid("block", q.Block))
 	}
 	// testName/tag filter the list types; per-run types read testName only
-	// for `latest`.
-	if !slices.Contains(listTypes, q.QueryType) && !(len(refs) == 1 && refs[0] == runs.IDLatest) {
+	// for `latest`; changePoints needs it.
+	switch {
+	case q.QueryType == QueryChangePoints:
+		if q.TestName == "" {
+			errs = append(errs, fmt.Errorf("refId %s: changePoints needs testName", q.RefID))
+		}
+		errs = append(errs, forbid("tag", q.Tag))
+	case !slices.Contains(listTypes, q.QueryType) && !(len(refs) == 1 && refs[0] == runs.IDLatest):
 		errs = append(errs, forbid("testName", q.TestName), forbid("tag", q.Tag))
+	}
+	if slices.Contains(alignedTypes, q.QueryType) {
+		if q.Align != "" {
+			errs = append(errs, want("align", q.Align, alignAbsolute, alignElapsed))
+		}
+	} else {
+		errs = append(errs, forbid("align", q.Align))
+	}
+	switch q.QueryType {
+	case QueryCompare:
+		if q.Baseline == "" || q.Candidate == "" {
+			errs = append(errs, fmt.Errorf("refId %s: compare needs baseline and candidate", q.RefID))
+		}
+	case QueryGates:
+		errs = append(errs, forbid("candidate", q.Candidate))
+	default:
+		errs = append(errs, forbid("baseline", q.Baseline), forbid("candidate", q.Candidate))
+	}
+	if q.QueryType != QueryChangePoints && len(q.Keys) > 0 {
+		errs = append(errs, fmt.Errorf("refId %s: %s does not take keys", q.RefID, q.QueryType))
+	}
+	if q.QueryType != QueryAnnotations && (q.LadderSteps || q.ChangePoints) {
+		errs = append(errs, fmt.Errorf("refId %s: ladderSteps and changePoints are annotation options", q.RefID))
+	}
+	if q.ChangePoints && q.TestName == "" {
+		errs = append(errs, fmt.Errorf("refId %s: change-point annotations need testName", q.RefID))
 	}
 	for _, e := range errs {
 		if e != nil {
@@ -755,6 +821,11 @@ func checkPanelConfig(t *testing.T, where string, p dashPanel, dashes map[string
 					checkLinkTarget(t, where, l.URL, dashes)
 				}
 			}
+		}
+	}
+	if p.TimeFrom != "" {
+		if _, err := time.ParseDuration(p.TimeFrom); err != nil {
+			t.Errorf("%s: timeFrom %q is not a duration the smoke test reads: %v", where, p.TimeFrom, err)
 		}
 	}
 	for _, tr := range p.Transformations {
@@ -1542,6 +1613,24 @@ func applyTemplateVariables(q densityQuery, vars dashVars) map[string]any {
 	if q.LadderSteps {
 		m["ladderSteps"] = true
 	}
+	if q.ChangePoints {
+		m["changePoints"] = true
+	}
+	if q.Align != "" {
+		m["align"] = q.Align
+	}
+	// baseline and candidate take one run each (a multi-value variable
+	// gives its first value).
+	for k, v := range map[string]string{"baseline": q.Baseline, "candidate": q.Candidate} {
+		if v != "" {
+			m[k] = strings.Split(vars.interpolate(v, "\x00"), "\x00")[0]
+		}
+	}
+	if len(q.Keys) > 0 {
+		var keys any
+		_ = json.Unmarshal(q.Keys, &keys)
+		m["keys"] = keys
+	}
 	return m
 }
 
@@ -1745,6 +1834,15 @@ func TestDashboardsSmoke(t *testing.T) {
 // smokePanel runs one panel's queries and checks what its visualization
 // gets.
 func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashPanel, vars dashVars, from, to int64, dashes map[string]dashDoc) {
+	if p.TimeFrom != "" {
+		// Grafana's panel time override: the range ends now.
+		dur, err := time.ParseDuration(p.TimeFrom)
+		if err != nil {
+			t.Fatalf("timeFrom %q: %v", p.TimeFrom, err)
+		}
+		to = e.now.Unix()
+		from = to - int64(dur.Seconds())
+	}
 	var targets []densityQuery
 	for _, raw := range p.Targets {
 		q, err := decodeDensityQuery(raw)
@@ -1851,7 +1949,8 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 		// A per-run table is a one-row summary, except the ladder's steps
 		// and the phase groups (one row each).
 		perRun := slices.ContainsFunc(targets, func(q densityQuery) bool {
-			return !slices.Contains(listTypes, q.QueryType) && q.QueryType != QueryLadder && q.QueryType != QueryPhases
+			return !slices.Contains(listTypes, q.QueryType) && q.QueryType != QueryLadder && q.QueryType != QueryPhases &&
+				!slices.Contains(verdictTables, q.QueryType)
 		})
 		if perRun && fr.Rows() != 1 {
 			t.Errorf("a per-run summary table has %d rows, want 1", fr.Rows())
@@ -2184,7 +2283,7 @@ func (e *smokeEnv) checkAnnotations(t *testing.T, d dashDoc, vars dashVars, from
 		ts, te, title, tags := get("time"), get("timeEnd"), get("title"), get("tags")
 		_ = get("text")
 		var runRegion, steady bool
-		ladderRegions := 0
+		ladderRegions, changePoints := 0, 0
 		for i := 0; i < fr.Rows(); i++ {
 			s, _ := ts.ConcreteAt(i)
 			en, _ := te.ConcreteAt(i)
@@ -2201,12 +2300,26 @@ func (e *smokeEnv) checkAnnotations(t *testing.T, d dashDoc, vars dashVars, from
 				if st >= e.truth.Start && et <= e.truth.End && st < et {
 					ladderRegions++
 				}
+			case slices.Contains(tagList, "change-point"):
+				// A point at a run start in the range, saying its kind.
+				changePoints++
+				if st != et || st < from || st > to || !(slices.Contains(tagList, "regression") || slices.Contains(tagList, "improvement")) {
+					t.Errorf("annotation %s: change point %q %d..%d tags %v: want a point in the range tagged regression or improvement", a.Name, ti, st, et, tagList)
+				}
 			}
 			t.Logf("annotation %s: %q %s..%s tags %v", a.Name, ti, time.Unix(st, 0).UTC().Format(time.RFC3339), time.Unix(et, 0).UTC().Format(time.RFC3339), tagList)
 		}
 		if !runRegion || !steady {
 			t.Errorf("annotation %s: want the demo run region %d..%d and a steady region inside it (run %v, steady %v)",
 				a.Name, e.truth.Start, e.truth.End, runRegion, steady)
+		}
+		if q.ChangePoints {
+			// The smoke store holds one run of the test: a change needs
+			// --min-runs runs on each side, so none is expected.
+			t.Logf("annotation %s: %d change points over the stored runs of %s", a.Name, changePoints, vars.interpolate(q.TestName, ","))
+			if changePoints != 0 {
+				t.Errorf("annotation %s: %d change points over a single stored run", a.Name, changePoints)
+			}
 		}
 		if q.LadderSteps {
 			want := 0

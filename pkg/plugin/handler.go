@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -37,6 +38,9 @@ func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func
 			return errorResponse(err)
 		}
 	}
+	if err := oneOf("align", &m.Align, alignAbsolute, alignAbsolute, alignElapsed); err != nil {
+		return errorResponse(err)
+	}
 	if err := d.needPrometheus(); err != nil {
 		return errorResponse(err)
 	}
@@ -48,17 +52,54 @@ func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func
 	var resp backend.DataResponse
 	for _, e := range entries {
 		label := ""
-		if len(entries) > 1 {
+		if len(entries) > 1 || m.Align == alignElapsed {
 			label = runLabel(e)
 		}
 		rf, err := f(ctx, m, e, label)
 		if err != nil {
 			return errorResponse(err)
 		}
-		setMeta(rf.frames, rf.queries, noticesMeta(d.runNotices(e, now), rf.notices))
+		notes := d.runNotices(e, now)
+		if m.Align == alignElapsed {
+			shift := q.TimeRange.From.Unix() - e.SteadyStart
+			shiftTimeSeries(rf.frames, shift)
+			notes = append(notes, fmt.Sprintf("run %s aligned on elapsed time: shifted by %d s so that its steady start lands on the range's start", e.ID, shift))
+		}
+		setMeta(rf.frames, rf.queries, noticesMeta(notes, rf.notices))
 		resp.Frames = append(resp.Frames, rf.frames...)
 	}
 	return resp
+}
+
+// Values of the query key align (datasource.md "Query model").
+const (
+	alignAbsolute = "absolute"
+	alignElapsed  = "elapsed"
+)
+
+// shiftTimeSeries moves every time of the time-series frames by shift
+// seconds (align elapsed); tables such as the summary frames keep their
+// values. The frames are the handler's own, built for this request.
+func shiftTimeSeries(frames []*data.Frame, shift int64) {
+	d := time.Duration(shift) * time.Second
+	for _, f := range frames {
+		if f.Meta == nil || !f.Meta.Type.IsTimeSeries() {
+			continue
+		}
+		for _, fld := range f.Fields {
+			for i := range fld.Len() {
+				switch v := fld.At(i).(type) {
+				case time.Time:
+					fld.Set(i, v.Add(d))
+				case *time.Time:
+					if v != nil {
+						t := v.Add(d)
+						fld.Set(i, &t)
+					}
+				}
+			}
+		}
+	}
 }
 
 // needPrometheus fails when the Prometheus client could not be built.

@@ -18,7 +18,9 @@ const maxAcksBytes = 1 << 20
 
 // handleChangePoints answers `changePoints`: the change points (verdicts.md)
 // across the stored runs of testName starting in the dashboard range, with
-// the store's acks.yaml applied; option keys limits the keys searched.
+// the store's acks.yaml and the setting acks applied (acknowledged points
+// stay in the table, acknowledged true); option keys limits the keys
+// searched.
 func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
 	if err != nil {
@@ -52,6 +54,10 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 	acks, err := verdicts.ParseAcks(ackText)
 	if err != nil {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: "acks.yaml ignored: " + err.Error()})
+	}
+	// The setting was checked when the settings were loaded.
+	if extra, err := verdicts.ParseAcks([]byte(d.settings.Acks)); err == nil {
+		acks = append(acks, extra...)
 	}
 	var keys []string
 	for _, k := range m.Keys {

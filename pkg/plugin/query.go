@@ -62,6 +62,9 @@ type queryModel struct {
 	// (distribution bands and the top series), all, or "" (bands above
 	// maxSeries).
 	Series string `json:"series,omitempty"`
+	// Align is how per-run time series lie on the time axis: absolute (the
+	// default, "") or elapsed (each run's steady start on the range's from).
+	Align string `json:"align,omitempty"`
 	// LadderSteps adds a region per ladder step to `annotations`.
 	LadderSteps bool `json:"ladderSteps,omitempty"`
 	// grid is the request's panel resolution (Interval, MaxDataPoints).

@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 
 	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // Defaults of the jsonData settings (datasource.md "Fixed names";
@@ -60,6 +61,7 @@ var (
 	ErrInvalidKubeAccess = errors.New("kubernetesAccess must be off, inCluster, kubeconfig or token")
 	ErrMissingKubeconfig = errors.New("kubernetesAccess is kubeconfig but neither kubeconfigPath nor a pasted kubeconfig is set")
 	ErrMissingKubeToken  = errors.New("kubernetesAccess is token but kubernetesURL or the kubernetesToken secret is missing")
+	ErrInvalidAcks       = errors.New("acks is not a valid acknowledgements file (a YAML list of {key, run, reason})")
 )
 
 // Settings is one datasource instance's validated configuration. Secrets
@@ -104,6 +106,10 @@ type Settings struct {
 	// replacing the built-in one when a ladder is evaluated from a stored
 	// run's logs.txt; parsed by the query, like Gates.
 	LadderProfile string
+	// Acks is the text of an acks file (verdicts.md) that `changePoints`
+	// adds to the store's acks.yaml of the test; it is checked on load,
+	// since it applies to every change-point query.
+	Acks string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -146,6 +152,7 @@ type jsonData struct {
 	TopSeries              flexNumber `json:"topSeries"`
 	Gates                  string     `json:"gates"`
 	LadderProfile          string     `json:"ladderProfile"`
+	Acks                   string     `json:"acks"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -208,6 +215,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
 		Gates:           jd.Gates,
 		LadderProfile:   jd.LadderProfile,
+		Acks:            jd.Acks,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
 		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
@@ -284,6 +292,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	}
 	if err := out.Kube.validate(); err != nil {
 		return Settings{}, err
+	}
+	if _, err := verdicts.ParseAcks([]byte(out.Acks)); err != nil {
+		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidAcks, err)
 	}
 	return out, nil
 }

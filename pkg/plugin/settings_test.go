@@ -72,6 +72,11 @@ func TestLoadSettings(t *testing.T) {
 		{"kubeconfig without source", "http://p", `{"kubernetesAccess": "kubeconfig"}`, nil, ErrMissingKubeconfig, ""},
 		{"token without token", "http://p", `{"kubernetesAccess": "token", "kubernetesURL": "https://k"}`, nil, ErrMissingKubeToken, ""},
 		{"token bad url", "http://p", `{"kubernetesAccess": "token", "kubernetesURL": "k8s"}`, map[string]string{"kubernetesToken": "x"}, ErrMissingKubeToken, ""},
+		{"acks syntax names the line", "http://p", `{"acks": "- key: restore_p99_s\n  run: a/1/b\n- key: [\n"}`, nil, ErrInvalidAcks, "line 3"},
+		{"acks tab names the line", "http://p", `{"acks": "- key: restore_p99_s\n\trun: a/1/b\n"}`, nil, ErrInvalidAcks, "line 2"},
+		{"acks unknown field", "http://p", `{"acks": "- key: k\n  run: a/1/b\n  why: x\n"}`, nil, ErrInvalidAcks, `"why"`},
+		{"acks entry without run", "http://p", `{"acks": "- key: k\n- key: j\n  run: a/1/b\n"}`, nil, ErrInvalidAcks, "entry 1"},
+		{"acks not a list", "http://p", `{"acks": "key: k\nrun: a/1/b\n"}`, nil, ErrInvalidAcks, ""},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +93,13 @@ func TestLoadSettings(t *testing.T) {
 				t.Fatalf("error leaks the password: %v", err)
 			}
 		})
+	}
+	// An acks list is kept as text; blank text is no acks.
+	for _, acks := range []string{"- key: restore_p99_s\n  run: nightly/1710237601/c12\n  reason: known\n", "  \n"} {
+		jd, _ := json.Marshal(map[string]string{"acks": acks})
+		if s, err := LoadSettings(base(string(jd), nil)); err != nil || s.Acks != acks {
+			t.Fatalf("acks %q: %v %q", acks, err, s.Acks)
+		}
 	}
 	// A pasted kubeconfig is enough for kubeconfig mode.
 	if _, err := LoadSettings(base(`{"kubernetesAccess": "kubeconfig"}`, map[string]string{"kubeconfig": "apiVersion: v1"})); err != nil {

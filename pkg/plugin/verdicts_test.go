@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/substrate/density/pkg/runs"
 )
@@ -107,5 +110,61 @@ func TestVerdictQueries(t *testing.T) {
 	r = e.query(t, c, q("C", end-30*86400, end, map[string]any{"queryType": "compare", "baseline": ids[11]}))["C"]
 	if r.Error == nil || r.Status != 400 {
 		t.Errorf("compare without a candidate: %v %d", r.Error, r.Status)
+	}
+}
+
+// The setting acks acknowledges change points next to the store's
+// acks.yaml: an acknowledged point stays in the table with acknowledged
+// true; a malformed setting fails the query as a settings error naming the
+// line.
+func TestChangePointsAcksSetting(t *testing.T) {
+	e := newEnv(t, "steady")
+	end := e.now.Unix()
+	ids := storeNightly(t, e.storeRoot, 20, 12, end)
+	query := func(e *env) backend.DataResponse {
+		return e.query(t, e.client(t), q("A", end-30*86400, end, map[string]any{"queryType": "changePoints", "testName": "nightly"}))["A"]
+	}
+	acked := func(r backend.DataResponse) []bool {
+		t.Helper()
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		var out []bool
+		f := field(t, r.Frames[0], "acknowledged")
+		for i := range f.Len() {
+			out = append(out, f.At(i).(bool))
+		}
+		return out
+	}
+	if got := acked(query(e)); !slices.Equal(got, []bool{false}) {
+		t.Fatalf("without acks: %v", got)
+	}
+
+	// A run inside the new segment acknowledges the point.
+	e.jsonData["acks"] = "- key: restore_p99_s\n  run: " + ids[15] + "\n  reason: slower restores expected\n"
+	e.uid += "-acks"
+	if got := acked(query(e)); !slices.Equal(got, []bool{true}) {
+		t.Errorf("with the setting acks: %v", got)
+	}
+	// Another key's ack, in the store, leaves it unacknowledged; the
+	// setting's ack still applies next to it.
+	if err := os.WriteFile(filepath.Join(e.storeRoot, "runs", "nightly", "acks.yaml"),
+		[]byte("- key: cluster_packing_p50\n  run: "+ids[15]+"\n  reason: other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := acked(query(e)); !slices.Equal(got, []bool{true}) {
+		t.Errorf("with the store's and the setting's acks: %v", got)
+	}
+	e.jsonData["acks"] = "- key: cluster_packing_p50\n  run: " + ids[15] + "\n"
+	e.uid += "-other"
+	if got := acked(query(e)); !slices.Equal(got, []bool{false}) {
+		t.Errorf("acks of other keys only: %v", got)
+	}
+
+	e.jsonData["acks"] = "- key: restore_p99_s\n\trun: " + ids[15] + "\n"
+	e.uid += "-bad"
+	r := query(e)
+	if r.Error == nil || r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "acks") || !strings.Contains(r.Error.Error(), "line 2") {
+		t.Errorf("malformed acks setting: %v (status %d)", r.Error, r.Status)
 	}
 }

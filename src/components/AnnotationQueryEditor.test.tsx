@@ -48,6 +48,31 @@ describe('AnnotationQueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'Anno', queryType: 'annotations', ladderSteps: true });
   });
 
+  it('change points switch adds and removes changePoints', async () => {
+    const { onChange } = await setup({ refId: 'Anno', queryType: 'annotations', testName: 'nightly' });
+    expect(screen.getByLabelText('Change points')).not.toBeChecked();
+    fireEvent.click(screen.getByLabelText('Change points'));
+    expect(onChange).toHaveBeenLastCalledWith({
+      refId: 'Anno',
+      queryType: 'annotations',
+      testName: 'nightly',
+      changePoints: true,
+    });
+  });
+
+  it('change points switch off removes the key; on without a test name says one is needed', async () => {
+    const { onChange } = await setup({
+      refId: 'Anno',
+      queryType: 'annotations',
+      changePoints: true,
+      ladderSteps: true,
+    });
+    expect(screen.getByLabelText('Change points')).toBeChecked();
+    expect(screen.getByText('Change points need a test name')).toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText('Change points'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'Anno', queryType: 'annotations', ladderSteps: true });
+  });
+
   it('choosing a run writes it', async () => {
     const { onChange } = await setup({ refId: 'Anno', queryType: 'annotations', run: 'range' });
     await userEvent.click(screen.getByLabelText('Run'));

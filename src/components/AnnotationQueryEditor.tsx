@@ -8,12 +8,16 @@ import { RunPicker } from './RunPicker';
 
 type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
 
-const LABEL_WIDTH = 14;
+const LABEL_WIDTH = 16;
+
+/** The annotation options that are switches: each adds its markers when on and is absent when off. */
+type SwitchKey = 'ladderSteps' | 'changePoints';
 
 /**
  * Annotation query: regions for each run (start → end, titled test name +
- * tag) and each steady window, from the same catalogs as the runs query.
- * The query type is fixed to `annotations`.
+ * tag) and each steady window, from the same catalogs as the runs query;
+ * switches add ladder step regions and change points. The query type is
+ * fixed to `annotations`.
  */
 export function AnnotationQueryEditor({ query, onChange, datasource, range }: Props) {
   const change = (next: Partial<DensityQuery>) => onChange({ ...query, ...next, queryType: 'annotations' });
@@ -29,11 +33,21 @@ export function AnnotationQueryEditor({ query, onChange, datasource, range }: Pr
     onChange(next);
   };
 
+  const onSwitch = (key: SwitchKey) => (e: React.FormEvent<HTMLInputElement>) => {
+    const next: DensityQuery = { ...query, queryType: 'annotations' };
+    if (e.currentTarget.checked) {
+      next[key] = true;
+    } else {
+      delete next[key];
+    }
+    onChange(next);
+  };
+
   return (
     <Stack direction="column" gap={1}>
       <Text color="secondary" variant="bodySmall">
         Marks each run (start to end, titled test name and tag) and its steady window as regions, tagged run, steady and
-        the test name.
+        the test name. The switches add ladder step regions and a point at each change point of the test.
       </Text>
       <InlineFieldRow>
         <InlineField label="Run" labelWidth={LABEL_WIDTH} htmlFor="density-annotation-run">
@@ -76,15 +90,23 @@ export function AnnotationQueryEditor({ query, onChange, datasource, range }: Pr
           <InlineSwitch
             id="density-annotation-ladder"
             value={query.ladderSteps ?? false}
-            onChange={(e: React.FormEvent<HTMLInputElement>) => {
-              const next: DensityQuery = { ...query, queryType: 'annotations' };
-              if (e.currentTarget.checked) {
-                next.ladderSteps = true;
-              } else {
-                delete next.ladderSteps;
-              }
-              onChange(next);
-            }}
+            onChange={onSwitch('ladderSteps')}
+          />
+        </InlineField>
+      </InlineFieldRow>
+      <InlineFieldRow>
+        <InlineField
+          label="Change points"
+          labelWidth={LABEL_WIDTH}
+          htmlFor="density-annotation-change-points"
+          tooltip="A point at the first run after each change point across the stored runs of the test name, titled key, delta % and kind; tagged change-point, regression or improvement, the key, the test name, and acknowledged when acked"
+          invalid={Boolean(query.changePoints) && !query.testName}
+          error="Change points need a test name"
+        >
+          <InlineSwitch
+            id="density-annotation-change-points"
+            value={query.changePoints ?? false}
+            onChange={onSwitch('changePoints')}
           />
         </InlineField>
       </InlineFieldRow>

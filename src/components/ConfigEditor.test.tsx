@@ -42,7 +42,15 @@ async function expand(section: string) {
 describe('ConfigEditor renders', () => {
   it('shows the five sections plus authentication', () => {
     setup();
-    for (const title of ['Prometheus', 'Authentication', 'Results store', 'Kubernetes', 'Selectors', 'Advanced']) {
+    for (const title of [
+      'Prometheus',
+      'Authentication',
+      'Results store',
+      'Verdicts',
+      'Kubernetes',
+      'Selectors',
+      'Advanced',
+    ]) {
       expect(screen.getByText(title, { selector: 'h3' })).toBeInTheDocument();
     }
     for (const title of ['Authentication methods', 'TLS settings', 'HTTP headers', 'Run discovery from Prometheus']) {
@@ -147,6 +155,40 @@ describe('ConfigEditor emits settings', () => {
     expect(screen.getByLabelText('Prefer stored')).toBeChecked();
     await userEvent.click(screen.getByLabelText('Prefer stored'));
     expect(last().jsonData).toEqual({ preferStored: false });
+  });
+});
+
+describe('ConfigEditor verdicts', () => {
+  const GATES = 'gates:\n  - key: cluster_packing_p50\n    min: 0.8\n';
+  const ACKS = '- key: restore_p99_s\n  run: nightly/1710237601/c12\n  reason: expected\n';
+
+  it('is closed when neither gates nor acks is set', () => {
+    setup();
+    expect(screen.queryByLabelText('Gates (YAML)')).not.toBeInTheDocument();
+    expect(screen.queryByLabelText('Acknowledgements (YAML)')).not.toBeInTheDocument();
+  });
+
+  it('opens with the stored YAML as typed', () => {
+    setup({ jsonData: { gates: GATES, acks: ACKS } });
+    expect(screen.getByLabelText('Gates (YAML)')).toHaveValue(GATES);
+    expect(screen.getByLabelText('Acknowledgements (YAML)')).toHaveValue(ACKS);
+  });
+
+  it.each<[string, 'gates' | 'acks', string]>([
+    ['Gates (YAML)', 'gates', GATES],
+    ['Acknowledgements (YAML)', 'acks', ACKS],
+  ])('%s writes %s with its whitespace kept', async (label, key, value) => {
+    const { last } = setup({ jsonData: { workerPool: 'p' } });
+    await expand('Verdicts');
+    expect(screen.getByLabelText(label).getAttribute('placeholder')).toContain('restore_p99_s');
+    fireEvent.change(screen.getByLabelText(label), { target: { value } });
+    expect(last().jsonData).toEqual({ workerPool: 'p', [key]: value });
+  });
+
+  it('clearing the acks removes the key', () => {
+    const { last } = setup({ jsonData: { acks: ACKS, gates: GATES } });
+    fireEvent.change(screen.getByLabelText('Acknowledgements (YAML)'), { target: { value: '  \n' } });
+    expect(last().jsonData).toEqual({ gates: GATES });
   });
 });
 

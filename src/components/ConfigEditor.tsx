@@ -12,6 +12,7 @@ import {
   SecretTextArea,
   Stack,
   Text,
+  TextArea,
 } from '@grafana/ui';
 
 import { BYTES_PER_MIB, DEFAULTS, DensityOptions, DensitySecureJsonData, KubernetesAccess } from '../types';
@@ -40,6 +41,8 @@ type TextKey =
   | 'kubeconfigPath'
   | 'kubeContext'
   | 'kubernetesURL';
+/** Settings holding a YAML document (verdicts.md): gates and acknowledgements. */
+type YamlKey = 'gates' | 'acks';
 type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
 
 /** The bearer-token method added to plugin-ui's auth picker (value: secureJsonData.bearerToken). */
@@ -168,6 +171,25 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
     </InlineField>
   );
 
+  // Kept as typed (YAML is whitespace-sensitive); blank text removes the key.
+  const yamlField = (key: YamlKey, label: string, tooltip: string, placeholder: string) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} tooltip={tooltip} htmlFor={`density-${key}`} interactive>
+      <TextArea
+        id={`density-${key}`}
+        cols={INPUT_WIDTH + 12}
+        rows={6}
+        value={jsonData[key] ?? ''}
+        placeholder={placeholder}
+        onChange={(e: ChangeEvent<HTMLTextAreaElement>) => {
+          const v = e.currentTarget.value;
+          setJson(key, v.trim() === '' ? undefined : v);
+        }}
+        disabled={options.readOnly}
+        className={monospace}
+      />
+    </InlineField>
+  );
+
   const access: KubernetesAccess = jsonData.kubernetesAccess ?? DEFAULTS.kubernetesAccess;
 
   return (
@@ -248,6 +270,28 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             String(DEFAULTS.runGapSeconds)
           )}
         </ConfigSubSection>
+      </ConfigSection>
+
+      <Divider />
+
+      <ConfigSection
+        title="Verdicts"
+        description="Gates and change-point acknowledgements for the gates and changePoints queries, over the runs of the results store."
+        isCollapsible
+        isInitiallyOpen={hasAny(jsonData, VERDICT_KEYS)}
+      >
+        {yamlField(
+          'gates',
+          'Gates (YAML)',
+          "A gates file: a list of gates, each a key with min, max or max_regression_pct (against the query's baseline) and optional allow_null and direction. Checked by each gates query.",
+          GATES_PLACEHOLDER
+        )}
+        {yamlField(
+          'acks',
+          'Acknowledgements (YAML)',
+          "A list of {key, run, reason}, added to the store's runs/<test_name>/acks.yaml: the change point of key whose segment holds run is acknowledged (it stays visible, acknowledged true). A malformed list makes the settings invalid.",
+          ACKS_PLACEHOLDER
+        )}
       </ConfigSection>
 
       <Divider />
@@ -424,6 +468,11 @@ const SELECTOR_KEYS: Array<keyof DensityOptions> = [
   'ateletNamespace',
   'ateletContainer',
 ];
+const VERDICT_KEYS: Array<keyof DensityOptions> = ['gates', 'acks'];
+const GATES_PLACEHOLDER =
+  'gates:\n  - key: cluster_packing_p50\n    min: 0.8\n  - key: restore_p99_s\n    max_regression_pct: 10';
+const ACKS_PLACEHOLDER = '- key: restore_p99_s\n  run: nightly/1710237601/c0ffee1\n  reason: slower restores expected';
+const monospace = css({ fontFamily: 'monospace' });
 const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'ateletLagSeconds',
   'timeoutSeconds',

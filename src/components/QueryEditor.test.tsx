@@ -72,12 +72,12 @@ describe('QueryEditor renders', () => {
   });
 
   const perType: Array<[DensityQuery['queryType'], string[], string[]]> = [
-    ['packing', ['Run'], ['Scope', 'Resource', 'Block', 'Test name', 'Tag']],
-    ['psi', ['Run', 'Scope', 'Resource', 'Series'], ['Block', 'Test name']],
-    ['snapshots', ['Run'], ['Scope', 'Block', 'Test name']],
-    ['activeActors', ['Run'], ['Scope', 'Block', 'Test name']],
-    ['workingSet', ['Run', 'Block'], ['Scope', 'Resource', 'Test name']],
-    ['oomEvents', ['Run'], ['Scope', 'Block', 'Test name']],
+    ['packing', ['Run', 'Align'], ['Scope', 'Resource', 'Block', 'Test name', 'Tag', 'Baseline']],
+    ['psi', ['Run', 'Scope', 'Resource', 'Series', 'Align'], ['Block', 'Test name']],
+    ['snapshots', ['Run'], ['Scope', 'Block', 'Test name', 'Align']],
+    ['activeActors', ['Run', 'Align'], ['Scope', 'Block', 'Test name']],
+    ['workingSet', ['Run', 'Block', 'Align'], ['Scope', 'Resource', 'Test name']],
+    ['oomEvents', ['Run'], ['Scope', 'Block', 'Test name', 'Align']],
     ['clusterFacts', ['Run'], ['Scope', 'Block', 'Test name']],
     ['frontier', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
     ['summary', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
@@ -85,7 +85,10 @@ describe('QueryEditor renders', () => {
     ['tests', [], ['Run', 'Scope', 'Block', 'Test name']],
     ['annotations', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
     ['ladder', ['Run'], ['Scope', 'Resource', 'Block', 'Test name']],
-    ['phases', ['Run', 'Op', 'Layer'], ['Scope', 'Block', 'Test name']],
+    ['phases', ['Run', 'Op', 'Layer'], ['Scope', 'Block', 'Test name', 'Align']],
+    ['gates', ['Run', 'Baseline'], ['Candidate', 'Keys', 'Align', 'Scope', 'Tag']],
+    ['compare', ['Baseline', 'Candidate'], ['Run', 'Keys', 'Align', 'Test name']],
+    ['changePoints', ['Test name', 'Keys'], ['Run', 'Baseline', 'Tag', 'Align']],
   ];
   it.each(perType)('%s shows %j', async (queryType, shown, hidden) => {
     await setup({ queryType, run: 'range' });
@@ -95,6 +98,30 @@ describe('QueryEditor renders', () => {
     for (const label of hidden) {
       expect(screen.queryByLabelText(label)).not.toBeInTheDocument();
     }
+  });
+
+  it('gates shows the latest run and no baseline by default', async () => {
+    await setup({ queryType: 'gates' });
+    expect(screen.getByLabelText('Run')).toHaveValue('Latest run');
+    expect(screen.getByLabelText('Baseline')).toHaveValue('No baseline');
+  });
+
+  it('compare shows its runs by label, changePoints its test name and keys', async () => {
+    await setup({ queryType: 'compare', baseline: 'sweep-1k/1700000000/c0ffee1', candidate: '$run' });
+    expect(screen.getByLabelText('Baseline')).toHaveValue('sweep-1k c0ffee1 2023-11-14 22:13:20');
+    expect(screen.getByLabelText('Candidate')).toHaveValue('$run');
+  });
+
+  it('changePoints shows a list of keys comma-separated', async () => {
+    await setup({ queryType: 'changePoints', testName: 'nightly', keys: ['restore_p99_s', 'cluster_packing_p50'] });
+    expect(screen.getByLabelText('Test name')).toHaveValue('nightly');
+    expect(screen.getByLabelText('Keys')).toHaveValue('restore_p99_s, cluster_packing_p50');
+  });
+
+  it('align shows absolute unless the query says elapsed', async () => {
+    await setup({ queryType: 'packing', run: '$run', align: 'elapsed' });
+    expect(screen.getByLabelText('Elapsed')).toBeChecked();
+    expect(screen.getByLabelText('Absolute')).not.toBeChecked();
   });
 
   it('offers the test filter for any type when the run is latest', async () => {
@@ -135,6 +162,42 @@ describe('QueryEditor emits queries', () => {
       'Snapshots',
       { refId: 'A', queryType: 'snapshots', run: 'latest', testName: 'sweep-1k' },
     ],
+    [
+      'gates reads one stored run: the range becomes latest',
+      { queryType: 'packing', run: 'range', align: 'elapsed' },
+      'Gates',
+      { refId: 'A', queryType: 'gates', run: 'latest' },
+    ],
+    [
+      'gates keeps a run id',
+      { queryType: 'snapshots', run: 'sweep-1k/1700000000/c0ffee1' },
+      'Gates',
+      { refId: 'A', queryType: 'gates', run: 'sweep-1k/1700000000/c0ffee1' },
+    ],
+    [
+      'compare drops the run and keeps the baseline',
+      { queryType: 'gates', run: 'latest', testName: 'nightly', baseline: 'latest' },
+      'Compare',
+      { refId: 'A', queryType: 'compare', baseline: 'latest' },
+    ],
+    [
+      'changePoints keeps the test name, drops run and tag',
+      { queryType: 'runs', run: 'range', testName: 'nightly', tag: 'abc' },
+      'Change points',
+      { refId: 'A', queryType: 'changePoints', testName: 'nightly' },
+    ],
+    [
+      'align survives a change between time-series types',
+      { queryType: 'packing', run: '$run', align: 'elapsed' },
+      'Active actors',
+      { refId: 'A', queryType: 'activeActors', run: '$run', align: 'elapsed' },
+    ],
+    [
+      'align is dropped by a table type',
+      { queryType: 'workingSet', run: '$run', block: 'atelet', align: 'elapsed' },
+      'Snapshots',
+      { refId: 'A', queryType: 'snapshots', run: '$run' },
+    ],
   ])('type change: %s', async (_name, query, choose, want) => {
     const { onChange, onRunQuery } = await setup(query);
     const menu = await openCombobox('Query type');
@@ -154,6 +217,8 @@ describe('QueryEditor emits queries', () => {
     [{ queryType: 'workingSet', block: 'node' }, 'Worker', { block: 'worker' }],
     [{ queryType: 'phases' }, 'Restore', { op: 'restore' }],
     [{ queryType: 'phases' }, 'ateom', { layer: 'ateom' }],
+    [{ queryType: 'packing' }, 'Elapsed', { align: 'elapsed' }],
+    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Elapsed', { align: 'elapsed' }],
   ])('%j: clicking %s sets %j and runs', async (query, label, want) => {
     const { onChange, onRunQuery } = await setup({ run: 'range', ...query });
     await userEvent.click(screen.getByLabelText(label));
@@ -171,6 +236,57 @@ describe('QueryEditor emits queries', () => {
     await userEvent.click(screen.getByLabelText('Both'));
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', run: 'range', queryType: 'phases', layer: 'atelet' });
     expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('align absolute removes the key and runs', async () => {
+    const { onChange, onRunQuery } = await setup({ queryType: 'workingSet', run: '$run', align: 'elapsed' });
+    await userEvent.click(screen.getByLabelText('Absolute'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'workingSet', run: '$run' });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it.each<[string, string, string, Partial<DensityQuery>]>([
+    ['Baseline', 'Latest other run', 'gates', { baseline: 'latest' }],
+    ['Baseline', 'sweep-1k c0ffee1 2023-11-14 22:13:20', 'gates', { baseline: 'sweep-1k/1700000000/c0ffee1' }],
+    ['Baseline', '$run', 'compare', { baseline: '$run' }],
+    ['Candidate', 'sweep-1k c0ffee1 2023-11-14 22:13:20', 'compare', { candidate: 'sweep-1k/1700000000/c0ffee1' }],
+  ])('%s: choosing %s (%s) sets %j and runs', async (label, option, queryType, want) => {
+    const { onChange, onRunQuery } = await setup({ queryType: queryType as DensityQuery['queryType'] });
+    const menu = await openCombobox(label);
+    expect(menu.queryByText('Dashboard time range')).not.toBeInTheDocument();
+    await userEvent.click(menu.getByText(option));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType, ...want });
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('gates: No baseline removes the baseline', async () => {
+    const { onChange } = await setup({ queryType: 'gates', run: 'latest', baseline: 'latest' });
+    const menu = await openCombobox('Baseline');
+    await userEvent.click(menu.getByText('No baseline'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'gates', run: 'latest' });
+  });
+
+  it('gates offers latest but not the dashboard range as its run', async () => {
+    await setup({ queryType: 'gates', run: 'latest' });
+    const menu = await openCombobox('Run');
+    expect(menu.getByText('Latest run')).toBeInTheDocument();
+    expect(menu.queryByText('Dashboard time range')).not.toBeInTheDocument();
+  });
+
+  it('changePoints keys update the query, run on blur, and clear', async () => {
+    const { onChange, onRunQuery } = await setup({ queryType: 'changePoints', testName: 'nightly' });
+    fireEvent.change(screen.getByLabelText('Keys'), { target: { value: 'restore_p99_s, $key' } });
+    expect(onChange).toHaveBeenLastCalledWith({
+      refId: 'A',
+      queryType: 'changePoints',
+      testName: 'nightly',
+      keys: 'restore_p99_s, $key',
+    });
+    expect(onRunQuery).not.toHaveBeenCalled();
+    fireEvent.blur(screen.getByLabelText('Keys'));
+    expect(onRunQuery).toHaveBeenCalledTimes(1);
+    fireEvent.change(screen.getByLabelText('Keys'), { target: { value: ' ' } });
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'changePoints', testName: 'nightly' });
   });
 
   it('test name and tag update the query and run on blur', async () => {

@@ -13,6 +13,8 @@ import {
 
 import type { DataSource } from '../datasource';
 import {
+  ALIGNED_TYPES,
+  AlignMode,
   Block,
   BLOCKS,
   DensityOptions,
@@ -32,7 +34,7 @@ import {
   SeriesMode,
   SCOPES,
 } from '../types';
-import { RunPicker } from './RunPicker';
+import { RUN_LATEST_OPTION, RunPicker } from './RunPicker';
 
 type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
 
@@ -79,6 +81,19 @@ export const QUERY_TYPE_INFO: Record<QueryType, { label: string; description: st
     label: 'Suspend/resume phases',
     description: 'p50/p90/p95/max ms per checkpoint and restore phase, from the stored run (density export)',
   },
+  gates: {
+    label: 'Gates',
+    description:
+      "Gate verdicts of one stored run: the datasource's gates evaluated, regression gates against the baseline",
+  },
+  compare: {
+    label: 'Compare',
+    description: 'Baseline and candidate run key by key: values, delta %, direction, better / worse / same',
+  },
+  changePoints: {
+    label: 'Change points',
+    description: 'Change points across the stored runs of a test in the dashboard range, with acknowledgements',
+  },
 };
 
 const QUERY_TYPE_OPTIONS: Array<ComboboxOption<QueryType>> = QUERY_TYPES.map((t) => ({
@@ -111,20 +126,64 @@ const BLOCK_OPTIONS = BLOCKS.map((b) => ({ value: b, label: BLOCK_LABELS[b] }));
 
 /** The types that take a test-name/tag filter. */
 const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
+/** The types that read no run: compare names its two runs, changePoints a test name over the range. */
+const RUNLESS_TYPES: QueryType[] = ['tests', 'compare', 'changePoints'];
 /** Per-type option keys; anything not listed for the new type is dropped when the type changes. */
 const TYPE_KEYS: Partial<Record<QueryType, Array<keyof DensityQuery>>> = {
-  psi: ['scope', 'resource', 'series'],
-  workingSet: ['block'],
+  packing: ['align'],
+  psi: ['scope', 'resource', 'series', 'align'],
+  activeActors: ['align'],
+  workingSet: ['block', 'align'],
   phases: ['op', 'layer'],
   runs: ['testName', 'tag'],
   frontier: ['testName', 'tag'],
   summary: ['testName', 'tag'],
   annotations: ['testName', 'tag'],
+  gates: ['baseline'],
+  compare: ['baseline', 'candidate'],
+  changePoints: ['testName', 'keys'],
 };
-const ALL_TYPE_KEYS: Array<keyof DensityQuery> = ['scope', 'resource', 'series', 'block', 'op', 'layer', 'testName', 'tag'];
+const ALL_TYPE_KEYS: Array<keyof DensityQuery> = [
+  'scope',
+  'resource',
+  'series',
+  'block',
+  'op',
+  'layer',
+  'testName',
+  'tag',
+  'align',
+  'baseline',
+  'candidate',
+  'keys',
+];
+const ALIGN_OPTIONS = [
+  { value: 'absolute' as AlignMode, label: 'Absolute', description: 'Each run at the time it ran' },
+  {
+    value: 'elapsed' as AlignMode,
+    label: 'Elapsed',
+    description: "Each run shifted so its steady start lands on the range's start: runs days apart overlay",
+  },
+];
+/** gates: the run is one stored run or the latest (of the test name); baseline none, latest or a run. */
+const GATES_RUN_OPTIONS = [RUN_LATEST_OPTION];
+const NO_BASELINE = '';
+const GATES_BASELINE_OPTIONS = [
+  { value: NO_BASELINE, label: 'No baseline', description: 'Regression gates fail with reason "no baseline"' },
+  { value: RUN_LATEST, label: 'Latest other run', description: 'The newest other run of the same test and cohort' },
+];
+const NO_OPTIONS: Array<ComboboxOption<string>> = [];
 const SERIES_OPTIONS = [
-  { value: 'auto' as SeriesMode, label: 'Auto', description: 'Bands across the series above the datasource\'s maxSeries' },
-  { value: 'bands' as SeriesMode, label: 'Bands', description: 'min, p50, p90, p99, max across the series and the top series' },
+  {
+    value: 'auto' as SeriesMode,
+    label: 'Auto',
+    description: "Bands across the series above the datasource's maxSeries",
+  },
+  {
+    value: 'bands' as SeriesMode,
+    label: 'Bands',
+    description: 'min, p50, p90, p99, max across the series and the top series',
+  },
   { value: 'all' as SeriesMode, label: 'All', description: 'Every series (at panel resolution)' },
 ];
 
@@ -145,14 +204,42 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
     const keep: Array<keyof DensityQuery> = [
       ...(TYPE_KEYS[opt.value] ?? []),
       // `latest` may be narrowed to one test, whatever the type.
-      ...(query.run === RUN_LATEST ? (['testName', 'tag'] as const) : []),
+      ...(query.run === RUN_LATEST && !RUNLESS_TYPES.includes(opt.value) ? (['testName', 'tag'] as const) : []),
     ];
     for (const k of ALL_TYPE_KEYS) {
       if (!keep.includes(k)) {
         delete next[k];
       }
     }
+    if (RUNLESS_TYPES.includes(opt.value)) {
+      delete next.run;
+    } else if (opt.value === 'gates' && (next.run === undefined || next.run === RUN_RANGE)) {
+      // gates reads one stored run: the range is no run of its own.
+      next.run = RUN_LATEST;
+    }
     change({ ...QUERY_TYPE_DEFAULTS[opt.value], ...next });
+  };
+
+  /** Sets or (for '') removes a run-valued key and runs the query. */
+  const onRunKey = (key: 'baseline' | 'candidate') => (v: string) => {
+    const next: DensityQuery = { ...query };
+    if (v === '') {
+      delete next[key];
+    } else {
+      next[key] = v;
+    }
+    change(next);
+  };
+
+  const onKeys = (e: ChangeEvent<HTMLInputElement>) => {
+    const next: DensityQuery = { ...query };
+    const v = e.currentTarget.value;
+    if (v.trim() === '') {
+      delete next.keys;
+    } else {
+      next.keys = v;
+    }
+    change(next, false);
   };
 
   const onText = (key: 'testName' | 'tag') => (e: ChangeEvent<HTMLInputElement>) => {
@@ -183,20 +270,85 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
         </Text>
       </InlineFieldRow>
 
-      {queryType !== 'tests' && (
+      {!RUNLESS_TYPES.includes(queryType) && (
         <InlineFieldRow>
           <InlineField
             label="Run"
             labelWidth={LABEL_WIDTH}
             htmlFor="density-query-run"
-            tooltip="A run id, the latest run, a dashboard variable such as $run, or the dashboard time range"
+            tooltip={
+              queryType === 'gates'
+                ? 'One stored run: a run id, the latest run (of the test name below), or a dashboard variable such as $run'
+                : 'A run id, the latest run, a dashboard variable such as $run, or the dashboard time range'
+            }
           >
             <RunPicker
               inputId="density-query-run"
               datasource={datasource}
-              value={query.run ?? RUN_RANGE}
+              value={query.run ?? (queryType === 'gates' ? RUN_LATEST : RUN_RANGE)}
               range={range}
+              special={queryType === 'gates' ? GATES_RUN_OPTIONS : undefined}
               onChange={(run) => change({ ...query, run })}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType === 'gates' && (
+        <InlineFieldRow>
+          <InlineField
+            label="Baseline"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-baseline"
+            tooltip="The run max_regression_pct gates compare against: none, the latest other run, a run id or a variable"
+          >
+            <RunPicker
+              inputId="density-query-baseline"
+              datasource={datasource}
+              value={query.baseline ?? NO_BASELINE}
+              range={range}
+              special={GATES_BASELINE_OPTIONS}
+              placeholder="No baseline"
+              onChange={onRunKey('baseline')}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType === 'compare' && (
+        <InlineFieldRow>
+          <InlineField
+            label="Baseline"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-baseline"
+            tooltip="Run A: a stored run id or a dashboard variable such as $baseline"
+          >
+            <RunPicker
+              inputId="density-query-baseline"
+              datasource={datasource}
+              value={query.baseline ?? ''}
+              range={range}
+              special={NO_OPTIONS}
+              placeholder="baseline run"
+              width={40}
+              onChange={onRunKey('baseline')}
+            />
+          </InlineField>
+          <InlineField
+            label="Candidate"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-candidate"
+            tooltip="Run B: a stored run id or a dashboard variable such as $candidate"
+          >
+            <RunPicker
+              inputId="density-query-candidate"
+              datasource={datasource}
+              value={query.candidate ?? ''}
+              range={range}
+              special={NO_OPTIONS}
+              placeholder="candidate run"
+              width={40}
+              onChange={onRunKey('candidate')}
             />
           </InlineField>
         </InlineFieldRow>
@@ -248,6 +400,31 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
         </InlineFieldRow>
       )}
 
+      {ALIGNED_TYPES.includes(queryType) && (
+        <InlineFieldRow>
+          <InlineField
+            label="Align"
+            labelWidth={LABEL_WIDTH}
+            tooltip="Elapsed overlays runs: each run's points shifted so its steady start lands on the start of the panel's time range, one frame per run"
+          >
+            <RadioButtonGroup<AlignMode>
+              aria-label="Align"
+              options={ALIGN_OPTIONS}
+              value={query.align ?? 'absolute'}
+              onChange={(v) => {
+                const next: DensityQuery = { ...query };
+                if (v === 'elapsed') {
+                  next.align = v;
+                } else {
+                  delete next.align;
+                }
+                change(next);
+              }}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
       {queryType === 'phases' && (
         <InlineFieldRow>
           <InlineField label="Op" labelWidth={LABEL_WIDTH}>
@@ -285,7 +462,42 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
         </InlineFieldRow>
       )}
 
-      {(FILTERED_TYPES.includes(queryType) || query.run === RUN_LATEST) && (
+      {queryType === 'changePoints' && (
+        <InlineFieldRow>
+          <InlineField
+            label="Test name"
+            labelWidth={LABEL_WIDTH}
+            htmlFor="density-query-test-name"
+            tooltip="The test whose stored runs are searched (needed; $variables allowed)"
+          >
+            <Input
+              id="density-query-test-name"
+              width={30}
+              value={query.testName ?? ''}
+              placeholder="test name"
+              onChange={onText('testName')}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+          <InlineField
+            label="Keys"
+            labelWidth={8}
+            htmlFor="density-query-keys"
+            tooltip="Comma-separated keys to search, e.g. restore_p99_s, ladder_summary.max_sustained_rps; empty: every numeric summary key"
+          >
+            <Input
+              id="density-query-keys"
+              width={48}
+              value={Array.isArray(query.keys) ? query.keys.join(', ') : (query.keys ?? '')}
+              placeholder="every summary key"
+              onChange={onKeys}
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
+
+      {queryType !== 'changePoints' && (FILTERED_TYPES.includes(queryType) || query.run === RUN_LATEST) && (
         <InlineFieldRow>
           <InlineField
             label="Test name"

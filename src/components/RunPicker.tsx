@@ -18,6 +18,8 @@ export const RUN_LATEST_OPTION: ComboboxOption<string> = {
   description: 'The newest run across catalogs (of the test name below, if set)',
 };
 
+const DEFAULT_SPECIAL = [RUN_RANGE_OPTION, RUN_LATEST_OPTION];
+
 interface Props {
   datasource: Pick<DataSource, 'listRuns'>;
   value: string | string[] | undefined;
@@ -25,6 +27,9 @@ interface Props {
   range?: TimeRange;
   inputId?: string;
   width?: number;
+  /** The options listed before the variables and runs (default: the dashboard range and the latest run). */
+  special?: Array<ComboboxOption<string>>;
+  placeholder?: string;
 }
 
 /**
@@ -32,7 +37,16 @@ interface Props {
  * the runs the backend lists at `GET /runs`. Any other id (or `$variable`)
  * can be typed in. A list (multi-value) shows comma-separated.
  */
-export function RunPicker({ datasource, value, onChange, range, inputId, width = 60 }: Props) {
+export function RunPicker({
+  datasource,
+  value,
+  onChange,
+  range,
+  inputId,
+  width = 60,
+  special = DEFAULT_SPECIAL,
+  placeholder = RUN_RANGE_OPTION.label,
+}: Props) {
   // Re-list when the dashboard range moves, not on every re-render; the
   // previous list stays visible while the new one loads.
   const key = `${rangeKey(range, 'from')}|${rangeKey(range, 'to')}`;
@@ -64,8 +78,8 @@ export function RunPicker({ datasource, value, onChange, range, inputId, width =
     const info: Array<ComboboxOption<string>> = loadError
       ? [{ value: '__density_runs_error', label: `Could not list runs: ${loadError}`, infoOption: true }]
       : [];
-    return [RUN_RANGE_OPTION, RUN_LATEST_OPTION, ...variables, ...listed, ...info];
-  }, [runs, loadError]);
+    return [...special, ...variables, ...listed, ...info];
+  }, [runs, loadError, special]);
 
   const current = currentOption(value, options);
 
@@ -78,7 +92,7 @@ export function RunPicker({ datasource, value, onChange, range, inputId, width =
       loading={loading}
       createCustomValue
       customValueDescription="Use this run id"
-      placeholder="Dashboard time range"
+      placeholder={placeholder}
       onChange={(opt) => onChange(opt.value)}
     />
   );
@@ -87,13 +101,14 @@ export function RunPicker({ datasource, value, onChange, range, inputId, width =
 function currentOption(
   value: string | string[] | undefined,
   options: Array<ComboboxOption<string>>
-): ComboboxOption<string> {
+): ComboboxOption<string> | null {
   if (Array.isArray(value)) {
     const joined = value.join(', ');
     return { value: joined, label: joined };
   }
   const v = value ?? RUN_RANGE;
-  return options.find((o) => o.value === v) ?? { value: v, label: v };
+  // '' with no option of its own is an unset picker (its placeholder shows).
+  return options.find((o) => o.value === v) ?? (v === '' ? null : { value: v, label: v });
 }
 
 function rangeKey(range: TimeRange | undefined, end: 'from' | 'to'): string {

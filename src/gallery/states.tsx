@@ -170,7 +170,30 @@ export const STATES: GalleryState[] = [
       />
     ),
   },
+  {
+    id: 'config-verdicts',
+    editor: 'ConfigEditor',
+    title: 'Verdicts: a gates file and an acknowledgement set',
+    render: () => (
+      <Config
+        initial={settings({
+          url: 'http://prometheus:9090',
+          jsonData: {
+            resultsStore: 'gs://substrate-bench/results',
+            gates:
+              'gates:\n  - key: cluster_packing_p50\n    min: 0.8\n  - key: restore_p99_s\n    max_regression_pct: 10\n',
+            acks: '- key: restore_p99_s\n  run: sweep-1k/1700000000/c0ffee1\n  reason: slower restores expected\n',
+          },
+        })}
+      />
+    ),
+  },
   query('query-packing', 'Packing over the dashboard range', { queryType: 'packing', run: 'range' }),
+  query('query-packing-elapsed', 'Packing of two runs overlaid on elapsed time', {
+    queryType: 'packing',
+    run: [SWEEP_1K, SWEEP_4K],
+    align: 'elapsed',
+  }),
   query('query-psi', 'Pressure stall of worker pods, memory, one run, as bands', {
     queryType: 'psi',
     run: SWEEP_1K,
@@ -206,6 +229,22 @@ export const STATES: GalleryState[] = [
   query('query-runs', 'Runs of one test', { queryType: 'runs', run: 'range', testName: 'sweep-1k' }),
   query('query-tests', 'Test names (no run)', { queryType: 'tests' }),
   query('query-annotations', 'Annotations as a table', { queryType: 'annotations', run: 'range' }),
+  query('query-gates', 'Gates of the latest run of one test against the latest other run', {
+    queryType: 'gates',
+    run: 'latest',
+    testName: 'sweep-1k',
+    baseline: 'latest',
+  }),
+  query('query-compare', 'Compare two runs: a listed baseline and a variable candidate', {
+    queryType: 'compare',
+    baseline: SWEEP_1K,
+    candidate: '$run',
+  }),
+  query('query-changePoints', 'Change points of one test, two keys', {
+    queryType: 'changePoints',
+    testName: 'sweep-1k',
+    keys: 'restore_p99_s, cluster_packing_p50',
+  }),
   query('query-run-picker', 'The run picker, listed from GET /runs', { queryType: 'packing', run: SWEEP_1K }),
   query(
     'query-runs-error',
@@ -231,6 +270,16 @@ export const STATES: GalleryState[] = [
     title: 'Annotations: runs and steady windows of one test',
     render: () => (
       <Annotation initial={{ refId: 'Anno', queryType: 'annotations', run: 'range', testName: 'sweep-1k' }} />
+    ),
+  },
+  {
+    id: 'annotation-change-points',
+    editor: 'AnnotationQueryEditor',
+    title: 'Annotations: runs and the change points of one test',
+    render: () => (
+      <Annotation
+        initial={{ refId: 'Anno', queryType: 'annotations', run: 'range', testName: 'nightly', changePoints: true }}
+      />
     ),
   },
 ];

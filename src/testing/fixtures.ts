@@ -88,9 +88,10 @@ export class FakeTemplateSrv implements TemplateSrv {
 
 /**
  * Combobox virtualises its menu from the scroll element's client size,
- * which jsdom reports as 0 (no rows would render). Call in beforeAll.
+ * which jsdom reports as 0 (no rows would render). Call in beforeAll. The
+ * height fits every query type's option (57 px each).
  */
 export function giveElementsASize() {
-  Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 600 });
+  Object.defineProperty(HTMLElement.prototype, 'clientHeight', { configurable: true, get: () => 1200 });
   Object.defineProperty(HTMLElement.prototype, 'clientWidth', { configurable: true, get: () => 600 });
 }
