@@ -151,6 +151,8 @@ export interface DensityOptions extends DataSourceJsonData {
   gates?: string;
   /** Change-point acknowledgements (YAML list of {key, run, reason}), added to the store's acks.yaml. */
   acks?: string;
+  /** A ladder profile (YAML list of {key, query, reduce}, ladder-steps.md) replacing the built-in one for ladders evaluated from logs.txt. */
+  ladderProfile?: string;
   // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;

@@ -41,8 +41,8 @@ type TextKey =
   | 'kubeconfigPath'
   | 'kubeContext'
   | 'kubernetesURL';
-/** Settings holding a YAML document (verdicts.md): gates and acknowledgements. */
-type YamlKey = 'gates' | 'acks';
+/** Settings holding a YAML document: gates and acknowledgements (verdicts.md), the ladder profile (ladder-steps.md). */
+type YamlKey = 'gates' | 'acks' | 'ladderProfile';
 type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
 
 /** The bearer-token method added to plugin-ui's auth picker (value: secureJsonData.bearerToken). */
@@ -297,6 +297,22 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       <Divider />
 
       <ConfigSection
+        title="Ladder"
+        description="The figures of each load step when a stored ladder run without ladder rows is evaluated from its logs.txt (stored rows are shown as exported)."
+        isCollapsible
+        isInitiallyOpen={hasAny(jsonData, ['ladderProfile'])}
+      >
+        {yamlField(
+          'ladderProfile',
+          'Ladder profile (YAML)',
+          'A list of {key, query, reduce} replacing the built-in profile (print it with density ladder --print-profile); reduce is growth, growth_rate, mean, max, min or quantile:<q>. Checked by each ladder query.',
+          LADDER_PLACEHOLDER
+        )}
+      </ConfigSection>
+
+      <Divider />
+
+      <ConfigSection
         title="Kubernetes"
         description="Cluster facts (nodes, worker pods, limits, OOM kills, evictions) of live runs. Needs list on nodes, pods and events. Stored runs use their stored facts."
       >
@@ -472,6 +488,8 @@ const VERDICT_KEYS: Array<keyof DensityOptions> = ['gates', 'acks'];
 const GATES_PLACEHOLDER =
   'gates:\n  - key: cluster_packing_p50\n    min: 0.8\n  - key: restore_p99_s\n    max_regression_pct: 10';
 const ACKS_PLACEHOLDER = '- key: restore_p99_s\n  run: nightly/1710237601/c0ffee1\n  reason: slower restores expected';
+const LADDER_PLACEHOLDER =
+  '- key: resume_rps\n  query: locust_requests_total{name="${resume_name}", status="success"}\n  reduce: growth_rate';
 const monospace = css({ fontFamily: 'monospace' });
 const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'ateletLagSeconds',
