@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -235,4 +235,37 @@ func runsEntryOf(e *env) runs.Entry {
 	tr := e.truth
 	return runs.Entry{Run: runs.Run{ID: e.runID, TestName: tr.TestName, Tag: tr.Tag, Start: tr.Start, End: tr.End,
 		SteadyStart: tr.SteadyStart, SteadyEnd: tr.SteadyEnd}, Source: runs.SourceStore, EndKnown: true}
+}
+
+// Caching: blocks are keyed by run and "settings that change the result":
+// another window of the same id, another steady window, lag or selector is
+// another entry.
+func TestCacheKey(t *testing.T) {
+	srv := promfake.New(t, fakeEmpty(0))
+	base := runs.Entry{Run: runs.Run{ID: "range", Start: 100, End: 200, SteadyStart: 120, SteadyEnd: 180}}
+	d := fakeDatasource(t, srv.URL, map[string]any{})
+	k := d.blockKey(base, harvest.BlockPacking)
+	if d.blockKey(base, harvest.BlockPacking) != k {
+		t.Fatal("the key is not stable")
+	}
+	variants := map[string]func(e *runs.Entry){
+		"end":          func(e *runs.Entry) { e.End = 210 },
+		"steady start": func(e *runs.Entry) { e.SteadyStart = 121 },
+		"steady end":   func(e *runs.Entry) { e.SteadyEnd = 181 },
+	}
+	for name, mod := range variants {
+		v := base
+		mod(&v)
+		if d.blockKey(v, harvest.BlockPacking) == k {
+			t.Errorf("%s: same cache key", name)
+		}
+	}
+	if d.blockKey(base, harvest.BlockSnapshots) == k {
+		t.Error("two blocks share a key")
+	}
+	for _, jd := range []map[string]any{{"ateletLagSeconds": 90}, {"workerPool": "other"}, {"workerPodRegex": "w-.*"}} {
+		if fakeDatasource(t, srv.URL, jd).blockKey(base, harvest.BlockPacking) == k {
+			t.Errorf("settings %v: same cache key", jd)
+		}
+	}
 }

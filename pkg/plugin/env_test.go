@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +23,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
-
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/harvest"
@@ -327,4 +328,37 @@ func copyLocustFiles(t testing.TB, from, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// fakeDatasource is an instance whose Prometheus is a fake, with no store
+// and discovery on (the ad hoc run's user counts come from the fake).
+func fakeDatasource(t *testing.T, url string, jd map[string]any) *Datasource {
+	t.Helper()
+	b, _ := json.Marshal(jd)
+	d, err := newDatasource(context.Background(), backend.DataSourceInstanceSettings{UID: "fake", URL: url, JSONData: b},
+		func() time.Time { return time.Unix(1710330000, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Dispose)
+	return d
+}
+
+func fakeEmpty(delay time.Duration) promfake.Handler {
+	return func(r promfake.Request) promfake.Reply {
+		body := promfake.Success("vector", "[]")
+		if strings.HasSuffix(r.Path, "query_range") {
+			body = promfake.Success("matrix", "[]")
+		}
+		return promfake.Reply{Body: body, Delay: delay}
+	}
+}
+
+func directQuery(t *testing.T, d *Datasource, qs ...backend.DataQuery) backend.Responses {
+	t.Helper()
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: qs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Responses
 }

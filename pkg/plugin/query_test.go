@@ -5,14 +5,21 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
+	"github.com/substrate/density/internal/kubefake"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // One query per failure kind, sent together with a good query: each gets
@@ -223,5 +230,202 @@ func TestResources(t *testing.T) {
 	status, body = call("GET", "tests")
 	if tests, _ := body["tests"].([]any); status != http.StatusOK || len(tests) != 1 || tests[0] != e.truth.TestName {
 		t.Fatalf("GET /tests: %d %v", status, body)
+	}
+}
+
+// `Plugin id substrate-density-datasource, a backend datasource
+// ("backend": true, "metrics": true, "annotations": true, "alerting": true)`.
+func TestPluginJSON(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "src", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Type, ID, Executable                    string
+		Backend, Metrics, Annotations, Alerting bool
+		Info                                    struct {
+			Links []struct{ Name, URL string }
+		}
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.ID != "substrate-density-datasource" || p.Type != "datasource" || !p.Backend || !p.Metrics || !p.Annotations || !p.Alerting || p.Executable == "" {
+		t.Errorf("plugin.json %+v", p)
+	}
+	// The catalog page links the documentation, the source and the issues
+	// (the module path's repository).
+	var names []string
+	for _, l := range p.Info.Links {
+		names = append(names, l.Name)
+		if u, err := url.Parse(l.URL); err != nil || u.Scheme != "https" || !strings.HasPrefix(l.URL, "https://github.com/substrate/density") {
+			t.Errorf("link %s %q", l.Name, l.URL)
+		}
+	}
+	if strings.Join(names, ",") != "Documentation,Source,Issues" {
+		t.Errorf("info.links %v, want Documentation, Source, Issues", names)
+	}
+}
+
+// The runs table: "newest first; filter by test name / tag"; frontier with
+// run range: "one row per run in range: a trend across runs".
+func TestRunsOrderFiltersAndTrend(t *testing.T) {
+	e := newEnv(t, "steady")
+	e.jsonData["discoverRuns"] = false
+	tr := e.truth
+	copyRunAs := func(test string, start int64, tag string) string {
+		dst := filepath.Join(e.storeRoot, "runs", test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
+			"run_ts="+strconv.FormatInt(start, 10), "run_tag="+tag)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"stats_history.csv", "stats.csv", "status.json"} {
+			b, err := os.ReadFile(filepath.Join(e.runDir(), f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return runs.StoreRunID(test, start, tag)
+	}
+	other := copyRunAs("other-test", tr.Start+100, "c0ffee1")
+	newest := copyRunAs(tr.TestName, tr.Start+200, "deadbee")
+	c := e.client(t)
+	ids := func(model map[string]any) []string {
+		t.Helper()
+		f := e.one(t, c, model).Frames[0]
+		var out []string
+		for i := 0; i < f.Rows(); i++ {
+			out = append(out, field(t, f, "id").At(i).(string))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		model map[string]any
+		want  []string
+	}{
+		{"newest first", map[string]any{"queryType": "runs"}, []string{newest, other, e.runID}},
+		{"by test name", map[string]any{"queryType": "runs", "testName": "other-test"}, []string{other}},
+		{"by tag", map[string]any{"queryType": "runs", "tag": "deadbee"}, []string{newest}},
+		{"by test name and tag", map[string]any{"queryType": "runs", "testName": tr.TestName, "tag": tr.Tag}, []string{e.runID}},
+		{"frontier trend over the range", map[string]any{"queryType": "frontier"}, []string{newest, other, e.runID}},
+		{"summary over the range", map[string]any{"queryType": "summary"}, []string{newest, other, e.runID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ids(tc.model); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ids %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// run "range" (the default) for a per-run type: the dashboard range is the
+// run window and the steady window comes from the user-count series.
+func TestRangeRunSteadyFromUserCount(t *testing.T) {
+	e := newEnv(t, "steady")
+	tr := e.truth
+	r := e.query(t, e.client(t), q("A", tr.Start, tr.End, map[string]any{"queryType": "activeActors"}))["A"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	pc, err := promql.New(promql.Config{URL: e.prom.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	adhoc, err := runs.NewDiscovery(pc, "", 0).Range(ctx, tr.Start, tr.End)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !adhoc.SteadyFromSamples || adhoc.SteadyStart <= tr.Start || adhoc.SteadyEnd >= tr.End {
+		t.Fatalf("the user-count series gives no proper steady window: %+v", adhoc)
+	}
+	want, _ := harvest.HarvestActiveActors(ctx, pc, harvest.Params{Start: tr.Start, End: tr.End, SteadyStart: adhoc.SteadyStart,
+		SteadyEnd: adhoc.SteadyEnd, LagS: tr.LagS, Sel: harvest.DefaultSelectors()})
+	checkSummary(t, r.Frames[1], want.Summary, unitNone)
+	if hasNotice(r.Frames[0], "steady window = run window") {
+		t.Errorf("a steady-window fallback notice on a run with user counts")
+	}
+}
+
+// "Secrets never appear in logs, frames, notices, health messages or
+// resource responses."
+func TestSecretsNeverInResponses(t *testing.T) {
+	const kubeSecret = "kube-t0ken-secret"
+	syn := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 4, Workers: 2, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
+	kube := kubefake.New(kubefake.Config{Token: kubeSecret, Pods: syn.PodSource(), Nodes: syn.NodeSource()})
+	defer kube.Close()
+	e := newEnv(t, "steady")
+	e.jsonData["basicAuth"] = true
+	e.jsonData["basicAuthUser"] = "grafana"
+	e.jsonData["httpHeaderName1"] = "X-Scope-OrgID"
+	e.jsonData["kubernetesAccess"] = "token"
+	e.jsonData["kubernetesURL"] = kube.URL
+	e.secure = map[string]string{"basicAuthPassword": secretPassword, "bearerToken": secretToken, "httpHeaderValue1": secretTenant, "kubernetesToken": kubeSecret}
+	e.now = time.Unix(e.truth.End+600, 0) // recent: the live cluster is read
+	c := e.client(t)
+	secrets := []string{secretPassword, secretToken, secretTenant, kubeSecret}
+	check := func(what string, b []byte) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s shows a secret: %.300s", what, b)
+			}
+		}
+	}
+	qs := dashboard(e)
+	qs = append(qs, q("Z", e.truth.Start-600, e.truth.End+600, map[string]any{"queryType": "clusterFacts", "run": "latest"}))
+	for ref, r := range e.query(t, c, qs...) {
+		b, err := json.Marshal(r.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("frames of "+ref, b)
+		if r.Error != nil {
+			check("error of "+ref, []byte(r.Error.Error()))
+		}
+	}
+	for _, path := range []string{"runs", "runs/" + e.runID, "tests", "runs/nope/1/x"} {
+		var got *backend.CallResourceResponse
+		err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: path, Method: "GET", URL: path},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		check("GET "+path, got.Body)
+	}
+	h, err := c.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: e.pluginContext()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("health", []byte(h.Message+string(h.JSONDetails)))
+}
+
+// "a bug is a plugin error. One failing query never fails its neighbours."
+func TestBugIsPluginError(t *testing.T) {
+	e := newEnv(t, "steady")
+	d, err := newDatasource(context.Background(), e.settings(), func() time.Time { return e.now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Dispose()
+	real := d.mux
+	m := datasource.NewQueryTypeMux()
+	m.Handle("boom", backend.QueryDataHandlerFunc(func(context.Context, *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+		panic("a bug")
+	}))
+	m.Handle("", real)
+	d.mux = m
+	from, to := e.truth.Start-600, e.truth.End+600
+	resp := directQuery(t, d, q("bad", from, to, map[string]any{"queryType": "boom"}), q("good", from, to, map[string]any{"queryType": "runs"}))
+	bad := resp["bad"]
+	if bad.Error == nil || bad.ErrorSource != backend.ErrorSourcePlugin || bad.Status != backend.StatusInternal || !strings.Contains(bad.Error.Error(), "a bug") {
+		t.Errorf("panicking handler: %v (source %s, status %d)", bad.Error, bad.ErrorSource, bad.Status)
+	}
+	if g := resp["good"]; g.Error != nil || len(g.Frames) != 1 || g.Frames[0].Rows() != 1 {
+		t.Errorf("the neighbour failed: %v", g.Error)
 	}
 }

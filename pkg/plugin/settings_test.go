@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/substrate/density/internal/promfake"
 )
 
 func TestLoadSettings(t *testing.T) {
@@ -179,5 +181,110 @@ func TestRunRefAndVariables(t *testing.T) {
 		if ok != (want != "") || got != want {
 			t.Errorf("unresolvedVariable(%q) = %q, %v; want %q", s, got, ok, want)
 		}
+	}
+}
+
+// Kubernetes access: kubeconfig path + context (jsonData kubeconfigPath,
+// kubeContext) reach the client configuration.
+func TestKubeconfigSettings(t *testing.T) {
+	s, err := LoadSettings(backend.DataSourceInstanceSettings{URL: "http://prom:9090",
+		JSONData: json.RawMessage(`{"kubernetesAccess": "kubeconfig", "kubeconfigPath": "/etc/kube/config", "kubeContext": "lab", "timeoutSeconds": 7}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kube.Access != "kubeconfig" || s.Kube.ConfigPath != "/etc/kube/config" || s.Kube.Context != "lab" {
+		t.Fatalf("kube settings %+v", s.Kube)
+	}
+	a := s.Kube.access(s.Timeout)
+	if a.Mode != "kubeconfig" || a.KubeconfigPath != "/etc/kube/config" || a.Context != "lab" || a.Timeout != 7*time.Second {
+		t.Errorf("cluster access %+v", a)
+	}
+	// inCluster needs nothing else.
+	if s, err := LoadSettings(backend.DataSourceInstanceSettings{URL: "http://p", JSONData: json.RawMessage(`{"kubernetesAccess": "inCluster"}`)}); err != nil || s.Kube.Access != "inCluster" {
+		t.Errorf("inCluster: %+v %v", s.Kube, err)
+	}
+}
+
+// TLS options come from the SDK's HTTP client options: a Prometheus behind
+// a private CA is reachable with tlsAuthWithCACert + the tlsCACert secret,
+// and not without.
+func TestTLSSettings(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	defer srv.Close()
+	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	get := func(jd string, secure map[string]string) error {
+		s := backend.DataSourceInstanceSettings{URL: srv.URL, JSONData: json.RawMessage(jd), DecryptedSecureJSONData: secure}
+		cfg, err := LoadSettings(s)
+		if err != nil {
+			return err
+		}
+		c, err := HTTPClient(context.Background(), s, cfg)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	if err := get(`{}`, nil); err == nil {
+		t.Error("a private CA was trusted without tlsCACert")
+	}
+	if err := get(`{"tlsAuthWithCACert": true}`, map[string]string{"tlsCACert": ca}); err != nil {
+		t.Errorf("with the CA: %v", err)
+	}
+	if err := get(`{"tlsSkipVerify": true}`, nil); err != nil {
+		t.Errorf("tlsSkipVerify: %v", err)
+	}
+}
+
+// timeoutSeconds overrides both request timeouts (default 5 s instant, 8 s
+// range); maxConcurrentQueries bounds the requests in flight.
+func TestTimeoutAndConcurrencySettings(t *testing.T) {
+	const from, to = 1710237600, 1710240600
+	for _, c := range []struct {
+		name             string
+		jd               map[string]any
+		instant, rng     string
+		maxInFlight, min int
+	}{
+		{"defaults", map[string]any{}, "5s", "8s", 8, 3},
+		{"timeoutSeconds 3, maxConcurrentQueries 2", map[string]any{"timeoutSeconds": 3, "maxConcurrentQueries": 2}, "3s", "3s", 2, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := promfake.New(t, fakeEmpty(40*time.Millisecond))
+			d := fakeDatasource(t, srv.URL, c.jd)
+			resp := directQuery(t, d,
+				q("A", from, to, map[string]any{"queryType": "snapshots"}),
+				q("B", from, to, map[string]any{"queryType": "workingSet", "block": "node"}),
+				q("C", from, to, map[string]any{"queryType": "psi", "scope": "pod", "resource": "io"}))
+			for ref, r := range resp {
+				if r.Error != nil {
+					t.Fatalf("%s: %v", ref, r.Error)
+				}
+			}
+			kinds := map[string]bool{}
+			for _, r := range srv.Requests() {
+				want := c.instant
+				if strings.HasSuffix(r.Path, "query_range") {
+					want = c.rng
+				}
+				kinds[r.Path] = true
+				if got := r.Form.Get("timeout"); got != want {
+					t.Errorf("%s timeout %q, want %q", r.Path, got, want)
+				}
+			}
+			if len(kinds) != 2 {
+				t.Errorf("paths %v: want instant and range reads", kinds)
+			}
+			if got := srv.MaxInFlight(); got > c.maxInFlight || got < c.min {
+				t.Errorf("max in flight %d, want between %d and %d", got, c.min, c.maxInFlight)
+			}
+			// The ad hoc run had no user samples: the fallback says so.
+			if !hasNotice(resp["A"].Frames[0], "steady window = run window") {
+				t.Errorf("no steady-window fallback notice: %+v", resp["A"].Frames[0].Meta)
+			}
+		})
 	}
 }
