@@ -25,6 +25,8 @@
 #                                   psi_series.json, stored without it, not
 #                                   stored (harvested), and the Runs over
 #                                   time summary over 30 stored copies
+#   DS_TIMEOUT=60                    the datasource's timeoutSeconds for
+#                                   those loads (default: its 5 s / 8 s)
 # Output: REPORT (also printed). Exit 1 when a check fails.
 #
 # Measured on the 2-core, 24 GiB machine (docs/performance.md): the full
@@ -111,7 +113,7 @@ status=0
 if [ "${DATASOURCE:-1}" != 0 ]; then
   echo "bench-scale: datasource panels, cold and cached (TestScalePanelLatency)"
   DENSITY_SCALE_DIR="$WORK" DENSITY_SCALE_PROM="http://127.0.0.1:$port" DENSITY_SCALE_REPORT="$WORK/datasource.md" \
-    DENSITY_SCALE_SOURCES="${SOURCES:-}" \
+    DENSITY_SCALE_SOURCES="${SOURCES:-}" DENSITY_SCALE_TIMEOUT="${DS_TIMEOUT:-}" \
     go test ./pkg/plugin -run '^TestScalePanelLatency$' -count=1 -timeout 30m >"$WORK/datasource.log" 2>&1 || status=1
   { echo; cat "$WORK/datasource.md" 2>/dev/null || tail -20 "$WORK/datasource.log"; } | tee -a "$REPORT"
 fi

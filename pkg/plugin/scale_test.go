@@ -30,8 +30,9 @@ import (
 // DENSITY_SCALE_DIR/out; the trend is the Runs over time summary over 30
 // stored copies of them. DENSITY_SCALE_DIR is the bench's work directory
 // (truth.json, run/, out/); DENSITY_SCALE_SOURCES picks sources by name
-// (comma-separated, default all); the tables go to DENSITY_SCALE_REPORT
-// (and the test log). Prometheus requests are counted at the server side
+// (comma-separated, default all); DENSITY_SCALE_TIMEOUT, in seconds, sets
+// the instance's timeoutSeconds (default: the 5 s / 8 s request timeouts);
+// the tables go to DENSITY_SCALE_REPORT (and the test log). Prometheus requests are counted at the server side
 // of a proxy in front of it.
 func TestScalePanelLatency(t *testing.T) {
 	dir, promURL := os.Getenv("DENSITY_SCALE_DIR"), os.Getenv("DENSITY_SCALE_PROM")
@@ -56,8 +57,17 @@ func TestScalePanelLatency(t *testing.T) {
 	defer proxy.close()
 
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "Datasource, %d nodes / %d worker pods / %d h run, %d panels loaded at once over gRPC (default timeouts, 8 in flight, MaxDataPoints 1000):\n\n",
-		truth.Nodes, truth.Pods, truth.Param.Hours, len(scalePanels("")))
+	timeouts := "default timeouts"
+	if s := os.Getenv("DENSITY_SCALE_TIMEOUT"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("DENSITY_SCALE_TIMEOUT: %v", err)
+		}
+		truth.timeoutS = n
+		timeouts = fmt.Sprintf("%d s timeouts", n)
+	}
+	fmt.Fprintf(&rep, "Datasource, %d nodes / %d worker pods / %d h run, %d panels loaded at once over gRPC (%s, 8 in flight, MaxDataPoints 1000):\n\n",
+		truth.Nodes, truth.Pods, truth.Param.Hours, len(scalePanels("")), timeouts)
 	var loads []scaleLoad
 	for _, src := range scaleSources {
 		if len(want) > 0 && !want[src.name] {
@@ -129,6 +139,7 @@ type scaleTruth struct {
 		Hours int   `json:"Hours"`
 		LagS  int64 `json:"LagS"`
 	} `json:"params"`
+	timeoutS int // the instance's timeoutSeconds; 0: the defaults
 }
 
 // scaleSource is where a scale load's numbers come from: the export's
@@ -230,7 +241,7 @@ func scaleStoreRun(t *testing.T, dir string, start int64, artifacts []string) (r
 
 // scaleEnv is a new datasource instance (cold caches) over a store.
 func scaleEnv(proxy *inFlightProxy, truth scaleTruth, root, name string) *env {
-	return &env{
+	e := &env{
 		name: name, promURL: proxy.URL, storeRoot: root,
 		runID: runs.StoreRunID(scaleTest, truth.Start, scaleTag),
 		now:   time.Unix(truth.End+3600, 0),
@@ -238,6 +249,10 @@ func scaleEnv(proxy *inFlightProxy, truth scaleTruth, root, name string) *env {
 		jsonData: map[string]any{"resultsStore": "file://" + root, "discoverRuns": false, "ateletLagSeconds": truth.Param.LagS},
 		uid:      fmt.Sprintf("ds-%s-%d", name, envSeq.Add(1)),
 	}
+	if truth.timeoutS > 0 {
+		e.jsonData["timeoutSeconds"] = truth.timeoutS
+	}
+	return e
 }
 
 func loadScaleDashboard(t *testing.T, dir string, proxy *inFlightProxy, truth scaleTruth, src scaleSource) scaleLoad {
