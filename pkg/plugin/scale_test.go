@@ -23,17 +23,18 @@ import (
 // the run-overview panels' queries sent the way Grafana sends a dashboard
 // load (one QueryData per panel, all at once, through the real gRPC plugin
 // protocol), first on a cold instance and then again from the block cache,
-// against the Prometheus at DENSITY_SCALE_PROM with the instance's default
-// timeouts, once per source of the run's numbers (scaleSources): stored
-// with psi_series.json, stored without it, and not stored (harvested).
-// Stored runs hold the artifacts the bench's `density export` wrote into
+// once per source of the run's numbers (scaleSources): stored with
+// psi_series.json, stored without it, and not stored (harvested). Stored
+// runs hold the artifacts the bench's `density export` wrote into
 // DENSITY_SCALE_DIR/out; the trend is the Runs over time summary over 30
-// stored copies of them. DENSITY_SCALE_DIR is the bench's work directory
-// (truth.json, run/, out/); DENSITY_SCALE_SOURCES picks sources by name
-// (comma-separated, default all); DENSITY_SCALE_TIMEOUT, in seconds, sets
-// the instance's timeoutSeconds (default: the 5 s / 8 s request timeouts);
-// the tables go to DENSITY_SCALE_REPORT (and the test log). Prometheus requests are counted at the server side
-// of a proxy in front of it.
+// stored copies of them. Prometheus requests are counted by a proxy in
+// front of the Prometheus at DENSITY_SCALE_PROM.
+//
+// DENSITY_SCALE_DIR is the bench's work directory (truth.json, run/, out/);
+// DENSITY_SCALE_SOURCES picks sources by name (comma-separated, default
+// all, "trend" for the trend); DENSITY_SCALE_TIMEOUT, in seconds, sets the
+// instance's timeoutSeconds (default: the 5 s / 8 s request timeouts); the
+// tables go to DENSITY_SCALE_REPORT (and the test log).
 func TestScalePanelLatency(t *testing.T) {
 	dir, promURL := os.Getenv("DENSITY_SCALE_DIR"), os.Getenv("DENSITY_SCALE_PROM")
 	if dir == "" || promURL == "" {
@@ -78,22 +79,25 @@ func TestScalePanelLatency(t *testing.T) {
 		t.Logf("%s: cold %.2f s (%d requests), cached %.1f ms (%d requests)", src.name, l.coldAll.Seconds(), l.coldRequests,
 			float64(l.cachedAll.Microseconds())/1000, l.cachedRequests)
 	}
-	fmt.Fprintf(&rep, "| source of the numbers | cold | Prometheus requests, cold | cached | requests, cached | values in frames |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&rep, "| source of the numbers | cold | Prometheus requests, cold | cached | requests, cached | values in frames | panels with a failed read |\n|---|---|---|---|---|---|---|\n")
 	for _, l := range loads {
-		values := 0
+		values, failed := 0, 0
 		for _, r := range l.cold {
 			values += r.points
+			if r.readFailed {
+				failed++
+			}
 		}
-		fmt.Fprintf(&rep, "| %s | **%.2f s** | %d | %.1f ms | %d | %d |\n", l.source.title, l.coldAll.Seconds(), l.coldRequests,
-			float64(l.cachedAll.Microseconds())/1000, l.cachedRequests, values)
+		fmt.Fprintf(&rep, "| %s | **%.2f s** | %d | %.1f ms | %d | %d | %d |\n", l.source.title, l.coldAll.Seconds(), l.coldRequests,
+			float64(l.cachedAll.Microseconds())/1000, l.cachedRequests, values, failed)
 	}
 	if len(want) == 0 || want["trend"] {
 		tr := scaleTrend(t, dir, proxy, truth)
-		fmt.Fprintf(&rep, "| Runs over time `summary`, %d stored runs | **%.2f s** | %d | %.1f ms | %d | %d |\n", tr.runs, tr.cold.Seconds(), tr.coldRequests,
+		fmt.Fprintf(&rep, "| Runs over time `summary`, %d stored runs | **%.2f s** | %d | %.1f ms | %d | %d | |\n", tr.runs, tr.cold.Seconds(), tr.coldRequests,
 			float64(tr.cached.Microseconds())/1000, tr.cachedRequests, tr.values)
 	}
 	if len(loads) > 0 {
-		fmt.Fprintf(&rep, "\nPer panel, cold / cached (values in frames, null numbers):\n\n| panel query |")
+		fmt.Fprintf(&rep, "\nPer panel, cold / cached (values in frames, null numbers; \"read failed\": a notice says a Prometheus read failed):\n\n| panel query |")
 		for _, l := range loads {
 			fmt.Fprintf(&rep, " %s |", l.source.title)
 		}
@@ -101,8 +105,12 @@ func TestScalePanelLatency(t *testing.T) {
 		for i, m := range scalePanels("") {
 			fmt.Fprintf(&rep, "| %s |", panelName(m))
 			for _, l := range loads {
-				fmt.Fprintf(&rep, " %.2f s / %.1f ms (%d, %d) |", l.cold[i].took.Seconds(), float64(l.cached[i].took.Microseconds())/1000,
-					l.cold[i].points, l.cold[i].nulls)
+				failed := ""
+				if l.cold[i].readFailed {
+					failed = ", read failed"
+				}
+				fmt.Fprintf(&rep, " %.2f s / %.1f ms (%d, %d%s) |", l.cold[i].took.Seconds(), float64(l.cached[i].took.Microseconds())/1000,
+					l.cold[i].points, l.cold[i].nulls, failed)
 			}
 			rep.WriteString("\n")
 		}
@@ -196,6 +204,7 @@ type scalePanel struct {
 	took          time.Duration
 	status        string
 	points, nulls int
+	readFailed    bool // a notice says a read failed (the frames are partial)
 }
 
 // scaleLoad is one source's cold and cached dashboard load.
@@ -282,6 +291,7 @@ func loadScaleDashboard(t *testing.T, dir string, proxy *inFlightProxy, truth sc
 					out[i].status = fmt.Sprintf("error %d: %.80s", resp.Responses["A"].Status, resp.Responses["A"].Error)
 				default:
 					out[i].status = "ok"
+					out[i].readFailed = strings.Contains(noticeTexts(resp.Responses["A"]), "failed")
 					for _, f := range resp.Responses["A"].Frames {
 						out[i].points += f.Rows() * max(len(f.Fields)-1, 1)
 						out[i].nulls += nullNumbers(f)
