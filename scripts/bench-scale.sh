@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Scale run of issue 7 (not part of CI): a simulated large cluster written
-# straight into a Prometheus TSDB block by tools/tsdbgen, a Prometheus 2.42
-# started over it, `density export` run once through a recording proxy, and
-# a results table with checks against the generator's ground truth.
+# Scale run (not part of CI): a simulated large cluster written straight
+# into a Prometheus TSDB block by tools/tsdbgen, a Prometheus 2.42 started
+# over it, `density export` run once through a recording proxy, a results
+# table with checks against the generator's ground truth, and the
+# datasource's run-overview dashboard over the same run, with the export's
+# artifacts in a file:// results store and without them.
 #
 # Size (environment, defaults = the issue's cluster):
 #   NODES=500 PODS=5000 HOURS=24 STEP=10 RESTARTS=20
@@ -17,6 +19,14 @@
 #   DATASOURCE=0                    skip the datasource panel latency
 #                                   (pkg/plugin TestScalePanelLatency,
 #                                   appended to REPORT)
+#   SOURCES=stored,stored-nopsi,harvested,trend
+#                                   which datasource loads to measure (all
+#                                   by default): the run stored with
+#                                   psi_series.json, stored without it, not
+#                                   stored (harvested), and the Runs over
+#                                   time summary over 30 stored copies
+#   DS_TIMEOUT=60                    the datasource's timeoutSeconds for
+#                                   those loads (default: its 5 s / 8 s)
 # Output: REPORT (also printed). Exit 1 when a check fails.
 #
 # Measured on the 2-core, 24 GiB machine (docs/performance.md): the full
@@ -93,7 +103,7 @@ echo "bench-scale: density export --start $start --end $end $EXPORT_ARGS"
 # shellcheck disable=SC2086 # EXPORT_ARGS is a list of flags
 "$tsdbgen" exec --rusage "$WORK/export.rusage.json" -- "$WORK/bin/density" export \
   --run-dir "$WORK/run" --out "$WORK/out" --start "$start" --end "$end" \
-  --prometheus-url "$proxy" --no-cluster-facts --no-wait $EXPORT_ARGS \
+  --prometheus-url "$proxy" --test-name scale --tag bench --no-cluster-facts --no-wait $EXPORT_ARGS \
   >"$WORK/export.log" 2>&1 || true
 "$tsdbgen" fetch "http://127.0.0.1:$port/metrics" >"$WORK/prom-after.metrics"
 sed -n '1,40p' "$WORK/export.log"
@@ -103,6 +113,7 @@ status=0
 if [ "${DATASOURCE:-1}" != 0 ]; then
   echo "bench-scale: datasource panels, cold and cached (TestScalePanelLatency)"
   DENSITY_SCALE_DIR="$WORK" DENSITY_SCALE_PROM="http://127.0.0.1:$port" DENSITY_SCALE_REPORT="$WORK/datasource.md" \
+    DENSITY_SCALE_SOURCES="${SOURCES:-}" DENSITY_SCALE_TIMEOUT="${DS_TIMEOUT:-}" \
     go test ./pkg/plugin -run '^TestScalePanelLatency$' -count=1 -timeout 30m >"$WORK/datasource.log" 2>&1 || status=1
   { echo; cat "$WORK/datasource.md" 2>/dev/null || tail -20 "$WORK/datasource.log"; } | tee -a "$REPORT"
 fi

@@ -39,7 +39,11 @@ func psiBandSlices(b *harvest.PSIBandSet) [5]*[]*float64 {
 // NewPSISeries computes psi_series.json from a harvest whose PSI blocks kept
 // their series (Params.SeriesPoints ≥ 0) over the run window [start, end]:
 // node series named by instance, pod series by pod, on one grid for all six
-// (harvest.PSIBandStep over every resource's series step).
+// (harvest.PSIBandStep over every resource's series step). The bands are
+// the ones the harvest folded per 10 s timestamp from every sample
+// (PSIResource.Bands), so kept series thinned to fit their budget do not
+// change them; a result without folded bands (one built by hand) has its
+// bands computed from its series.
 func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 	var steps []int64
 	for _, b := range []*harvest.PSI{&r.NodePSI, &r.PodPSI} {
@@ -56,7 +60,12 @@ func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 		by  string
 	}{{&r.NodePSI, &d.Node, "instance"}, {&r.PodPSI, &d.Pod, "pod"}} {
 		for i, res := range harvest.PSIResources {
-			*sc.dst.resources()[i] = harvest.PSIBands(sc.src.Resource(res.Key).Series, sc.by, start, end, d.StepS)
+			rs := sc.src.Resource(res.Key)
+			if rs.Bands != nil && rs.Series != nil {
+				*sc.dst.resources()[i] = rs.Bands.BandSet(rs.Series, sc.by, d.StepS)
+			} else {
+				*sc.dst.resources()[i] = harvest.PSIBands(rs.Series, sc.by, start, end, d.StepS)
+			}
 		}
 	}
 	return d

@@ -263,9 +263,10 @@ func (j *job) read(ctx context.Context) int {
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
 		LagS: o.AteletLagS, Sel: o.selectors(),
-		// psi_series.json's bands come from the kept PSI series: the
-		// datasource's per-resource bound, past which a series is kept
-		// max-thinned (PSIResource.SeriesStep) rather than every 10 s sample.
+		// psi_series.json: the bands are folded per timestamp from every
+		// sample; the kept series (for the top series) are bounded per
+		// resource, past which a series is kept max-thinned
+		// (PSIResource.SeriesStep) rather than every 10 s sample.
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 	kube, kubeWhy := kubeClient(o, j.env)

@@ -71,10 +71,13 @@ type Params struct {
 	// it zero).
 	Now int64
 	// SeriesPoints bounds the per-node and per-pod samples a PSI block keeps
-	// for panels (PSIResource.Series), in points per resource: 0 keeps every
-	// sample, a negative value none (the export writes only summaries), a
-	// positive one thins the series to fit (DefaultSeriesPoints for the
-	// datasource). Summaries always use every sample.
+	// (PSIResource.Series, the top series of psi_series.json), in points per
+	// resource: 0 keeps every sample, a negative value none (the datasource
+	// reads its panels' series at panel resolution), a positive one thins
+	// the series to fit (DefaultSeriesPoints for the export). A block that
+	// keeps series also folds the bands across them per 10 s timestamp
+	// from every sample (PSIResource.Bands). Summaries always use every
+	// sample.
 	SeriesPoints int
 }
 

@@ -23,6 +23,10 @@ type PSIResource struct {
 	// SeriesStep is the seconds between Series points: Step, or the stride
 	// of the max-thinning that fit them into Params.SeriesPoints.
 	SeriesStep int64
+	// Bands are the bands across every series at each 10 s timestamp,
+	// folded from every sample read (psi_series.json's bands): kept
+	// whenever Series are (Params.SeriesPoints ≥ 0), nil otherwise.
+	Bands *PSITimestampBands
 }
 
 // PSI is the node_psi or pod_psi block.
@@ -85,6 +89,7 @@ const concurrentPSIPooled = 4_000_000
 type psiRead struct {
 	summary percentile.Summary
 	keeper  *seriesKeeper
+	bands   *PSITimestampBands  // nil when no series are kept
 	seen    map[string]struct{} // non-empty `by` labels
 	series  bool                // any series at all
 	pooled  int                 // steady samples
@@ -92,9 +97,14 @@ type psiRead struct {
 }
 
 // readPSI folds a PSI range read chunk by chunk: only the steady samples
-// (pooled) and the labels are kept, plus the panel series Params allows.
+// (pooled) and the labels are kept, plus the series Params allows and,
+// with them, the per-timestamp bands across every series (each chunk is a
+// time slice of every series, so its timestamps' bands are exact).
 func readPSI(ctx context.Context, c *promql.Client, p Params, q, by string) psiRead {
 	r := psiRead{keeper: newSeriesKeeper(p.SeriesPoints, p.Start, p.End), seen: map[string]struct{}{}}
+	if p.SeriesPoints >= 0 {
+		r.bands = NewPSITimestampBands(p.Start, p.End)
+	}
 	var pooled []float64
 	r.err = readEach(ctx, c, q, p.Start, p.End, func(chunk []promql.Series) {
 		if pooled == nil {
@@ -111,6 +121,7 @@ func readPSI(ctx context.Context, c *promql.Client, p Params, q, by string) psiR
 				}
 			}
 		}
+		r.bands.Add(chunk)
 		r.keeper.add(chunk)
 	})
 	if r.err == nil {
@@ -155,6 +166,7 @@ func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by strin
 		okReads++
 		dst.Series = rd.keeper.series()
 		dst.SeriesStep = max(rd.keeper.stride, Step)
+		dst.Bands = rd.bands
 		dst.Summary = rd.summary
 		for v := range rd.seen {
 			seen[v] = struct{}{}

@@ -53,19 +53,119 @@ func PSIBandStep(start, end int64, seriesSteps ...int64) int64 {
 	return step
 }
 
-// PSIBands computes the band set of a PSI resource's kept series over the
-// run window [start, end], named by the label by, on the grid start +
-// k·step (step a multiple of Step, see PSIBandStep). Bands are computed at
-// every 10 s timestamp across the series that have a sample there (min,
-// PromQL's quantile for p50/p90/p99, max), then each band and each top
-// series is thinned to the maximum of each [t, t+step) interval, so stalls
-// stay visible. A series' peak is the maximum of its samples; the top
-// series are the PSITopSeries highest peaks, ties by name. Values are
-// rounded to 4 decimals like the stall-percent summaries. A nil series
-// slice (the read failed) gives Series nil and empty slices.
-func PSIBands(series []promql.Series, by string, start, end, step int64) PSIBandSet {
-	step = max(Step, (step+Step-1)/Step*Step)
+// PSITimestampBands are the distribution bands across a PSI resource's
+// series at every 10 s timestamp of the run window, folded slice by slice
+// from every sample a read returns, so the bands of psi_series.json are
+// exact per timestamp however many series there are and however the kept
+// series were thinned. Memory is five floats and a flag per timestamp
+// (8,641 timestamps at 24 h) whatever the series count, plus one slice's
+// values while it is folded.
+type PSITimestampBands struct {
+	start, end int64
+	// bands[b][i] is band b (min, p50, p90, p99, max) at start + i·Step,
+	// where has[i] (some series has a sample there).
+	bands [5][]float64
+	has   []bool
+}
+
+// NewPSITimestampBands is an empty fold over the run window [start, end].
+func NewPSITimestampBands(start, end int64) *PSITimestampBands {
 	end = max(end, start)
+	n := (end-start)/Step + 1
+	b := &PSITimestampBands{start: start, end: end, has: make([]bool, n)}
+	for i := range b.bands {
+		b.bands[i] = make([]float64, n)
+	}
+	return b
+}
+
+// Add folds one time slice of a read: every series' samples at the 10 s
+// timestamps the slice covers, as promql.RangeEach hands a chunk. Slices
+// must not share timestamps (chunks do not): a timestamp folded again
+// takes the later slice's values alone. A sample counts at the 10 s
+// timestamp at or before it; samples outside the window or not finite are
+// skipped.
+func (b *PSITimestampBands) Add(slice []promql.Series) {
+	if b == nil {
+		return
+	}
+	// Two passes over the slice: the values per timestamp are laid out in
+	// one buffer, each timestamp's run sorted and reduced in place.
+	lo, hi := len(b.has), -1
+	index := func(smp promql.Sample) (int, bool) {
+		if smp.T < b.start || smp.T > b.end || !finite(smp.V) {
+			return 0, false
+		}
+		return int((smp.T - b.start) / Step), true
+	}
+	for _, s := range slice {
+		for _, smp := range s.Samples {
+			if i, ok := index(smp); ok {
+				lo, hi = min(lo, i), max(hi, i)
+			}
+		}
+	}
+	if hi < lo {
+		return
+	}
+	offsets := make([]int, hi-lo+2)
+	for _, s := range slice {
+		for _, smp := range s.Samples {
+			if i, ok := index(smp); ok {
+				offsets[i-lo+1]++
+			}
+		}
+	}
+	for i := 1; i < len(offsets); i++ {
+		offsets[i] += offsets[i-1]
+	}
+	values := make([]float64, offsets[len(offsets)-1])
+	fill := slices.Clone(offsets[:len(offsets)-1])
+	for _, s := range slice {
+		for _, smp := range s.Samples {
+			if i, ok := index(smp); ok {
+				values[fill[i-lo]] = smp.V
+				fill[i-lo]++
+			}
+		}
+	}
+	for j := range hi - lo + 1 {
+		col := values[offsets[j]:offsets[j+1]]
+		i := lo + j
+		b.has[i] = len(col) > 0
+		if len(col) == 0 {
+			continue
+		}
+		slices.Sort(col)
+		for k, v := range [5]float64{col[0], PromQuantile(0.5, col), PromQuantile(0.9, col), PromQuantile(0.99, col), col[len(col)-1]} {
+			b.bands[k][i] = v
+		}
+	}
+}
+
+// PSIBands computes the band set of a PSI resource's series over the run
+// window [start, end], named by the label by, on the grid start + k·step
+// (step a multiple of Step, see PSIBandStep): the series' per-timestamp
+// bands (PSITimestampBands of them in one slice) and top series, see
+// PSITimestampBands.BandSet.
+func PSIBands(series []promql.Series, by string, start, end, step int64) PSIBandSet {
+	b := NewPSITimestampBands(start, end)
+	b.Add(series)
+	return b.BandSet(series, by, step)
+}
+
+// BandSet is the band set of the folded bands and of series, the
+// resource's kept series (all of them, possibly max-thinned), named by the
+// label by, on the grid start + k·step (step a multiple of Step, see
+// PSIBandStep). Each band is thinned to the maximum of its 10 s values in
+// each [t, t+step) interval, so stalls stay visible. A series' peak is the
+// maximum of its samples (max-thinning keeps it); the top series are the
+// PSITopSeries highest peaks, ties by name, each thinned like the bands.
+// Values are rounded to 4 decimals like the stall-percent summaries. A nil
+// series slice (the read failed) gives Series nil and empty slices.
+func (b *PSITimestampBands) BandSet(series []promql.Series, by string, step int64) PSIBandSet {
+	step = max(Step, (step+Step-1)/Step*Step)
+	start, end := b.start, b.end
 	n := int((end-start)/step + 1)
 	if series == nil {
 		return PSIBandSet{Timestamps: []int64{}, Min: []*float64{}, P50: []*float64{}, P90: []*float64{},
@@ -76,33 +176,21 @@ func PSIBands(series []promql.Series, by string, start, end, step int64) PSIBand
 		out.Timestamps[k] = start + int64(k)*step
 	}
 
-	// The values of every series at each 10 s timestamp.
-	columns := make([][]float64, (end-start)/Step+1)
-	for _, s := range series {
-		for _, smp := range s.Samples {
-			if smp.T < start || smp.T > end || !finite(smp.V) {
-				continue
-			}
-			i := (smp.T - start) / Step
-			columns[i] = append(columns[i], smp.V)
-		}
-	}
 	bands := [5][]*float64{}
-	for b := range bands {
-		bands[b] = make([]*float64, n)
+	for k := range bands {
+		bands[k] = make([]*float64, n)
 	}
-	for i, col := range columns {
-		if len(col) == 0 {
+	for i, ok := range b.has {
+		if !ok {
 			continue
 		}
-		slices.Sort(col)
-		k := int64(i) * Step / step
-		for b, v := range [5]float64{col[0], PromQuantile(0.5, col), PromQuantile(0.9, col), PromQuantile(0.99, col), col[len(col)-1]} {
-			keepMax(bands[b], k, v)
+		at := int64(i) * Step / step
+		for k := range bands {
+			keepMax(bands[k], at, b.bands[k][i])
 		}
 	}
-	for b := range bands {
-		round4All(bands[b])
+	for k := range bands {
+		round4All(bands[k])
 	}
 	out.Min, out.P50, out.P90, out.P99, out.Max = bands[0], bands[1], bands[2], bands[3], bands[4]
 

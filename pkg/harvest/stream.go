@@ -7,9 +7,9 @@ import (
 	"github.com/substrate/density/pkg/promql"
 )
 
-// DefaultSeriesPoints is the datasource's Params.SeriesPoints: at most this
+// DefaultSeriesPoints is the export's Params.SeriesPoints: at most this
 // many points of per-node or per-pod series per PSI resource are kept for
-// panels (a 24 h run over 5,000 pods has 43 M).
+// psi_series.json's top series (a 24 h run over 5,000 pods has 43 M).
 const DefaultSeriesPoints = 500_000
 
 // readEach streams a range query's chunks to visit (see promql.RangeEach),

@@ -3,21 +3,30 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/percentile"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -554,6 +563,230 @@ func TestDashboardLoadBySource(t *testing.T) {
 		}
 		if c.name != "stored" && n == 0 {
 			t.Errorf("%s: no Prometheus request", c.name)
+		}
+	}
+}
+
+// pointsProxy forwards to Prometheus and counts, in the answers of range
+// queries, the points each series gets per query (summed over the chunks
+// the client cut a read into) and the step it was read at.
+type pointsProxy struct {
+	*httptest.Server
+	mu    sync.Mutex
+	reads map[string]*rangeRead // by query and step
+}
+
+// rangeRead is one PromQL range query's answers at one step as the server
+// sent them.
+type rangeRead struct {
+	step     string
+	requests int
+	points   map[string]int // by the series' label set
+}
+
+func newPointsProxy(t testing.TB, target string) *pointsProxy {
+	t.Helper()
+	p := &pointsProxy{reads: map[string]*rangeRead{}}
+	upstream := &http.Client{Transport: &http.Transport{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		form := r.URL.Query()
+		if f, err := url.ParseQuery(string(body)); err == nil {
+			for k, v := range f {
+				form[k] = append(form[k], v...)
+			}
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header = r.Header.Clone()
+		req.Header.Del("Accept-Encoding")
+		resp, err := upstream.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		answer, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/query_range") && resp.StatusCode == http.StatusOK {
+			p.count(form.Get("query"), form.Get("step"), answer)
+		}
+		for k, vs := range resp.Header {
+			if k != "Content-Length" {
+				w.Header()[k] = vs
+			}
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(answer)
+	}))
+	t.Cleanup(func() {
+		p.Close()
+		upstream.CloseIdleConnections()
+	})
+	return p
+}
+
+func (p *pointsProxy) count(query, step string, answer []byte) {
+	var a struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Values []json.RawMessage `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := query + " step " + step
+	rd := p.reads[key]
+	if rd == nil {
+		rd = &rangeRead{step: step, points: map[string]int{}}
+		p.reads[key] = rd
+	}
+	rd.requests++
+	for _, s := range a.Data.Result {
+		rd.points[fmt.Sprint(s.Metric)] += len(s.Values)
+	}
+}
+
+// take returns the reads counted since the last take and forgets them.
+func (p *pointsProxy) take() map[string]*rangeRead {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.reads
+	p.reads = map[string]*rangeRead{}
+	return out
+}
+
+// Panel resolution on a 6 h simulated run at 1,000 points wide, counted in
+// Prometheus's answers: a run stored without psi_series.json reads its PSI
+// series (every series, or the bands and top series) at the panel's step,
+// at most 1,100 points per series, and its summary frame is the stored
+// exact one; a run outside the store reads the same series at the panel's
+// step (only those reads are counted) and its summary is the exact 10 s
+// harvest's, equal to the stored one.
+func TestPanelResolutionPointsPerSeries(t *testing.T) {
+	simDir := t.TempDir()
+	// Four pods on one node, scraped every 30 s: 6 hours backfill in seconds.
+	tr, err := simrun.Generate(simrun.Large(simrun.LargeParams{Hours: 6, Pods: 4, ScrapeS: 30}), simDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, filepath.Join(simDir, simrun.OMFile))
+	exported := t.TempDir()
+	copyLocustFiles(t, simDir, exported)
+	var out bytes.Buffer
+	if code := export.Main(context.Background(), []string{"--run-dir", exported, "--prometheus-url", srv.URL,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
+		"--test-name", tr.TestName, "--tag", tr.Tag, "--no-cluster-facts", "--no-wait", "--no-report"}, export.DefaultEnv(io.Discard, &out)); code != export.ExitOK {
+		t.Fatalf("export exit %d: %s", code, out.String())
+	}
+	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := artifact.ReadServerSummary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	from, to := tr.Start-600, tr.End+600
+	grid := newPanelGrid(time.Unix(from, 0), time.Unix(to, 0), 10*time.Second, 1000)
+	proxy := newPointsProxy(t, srv.URL)
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"stored without psi_series.json", []string{runs.FileServerSummary, runs.FileStatsJSONL}},
+		{"outside the store", nil},
+	} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "runs", tr.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
+			"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyLocustFiles(t, simDir, dir)
+		for _, f := range c.files {
+			b, err := os.ReadFile(filepath.Join(exported, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, runs.FileStatus), []byte(`{"locust_exit_code": 0, "stats_generated": true}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e := &env{name: "resolution", promURL: proxy.URL, storeRoot: root,
+			runID: runs.StoreRunID(tr.TestName, tr.Start, tr.Tag), now: time.Unix(tr.End+3600, 0),
+			jsonData: map[string]any{"resultsStore": "file://" + root, "discoverRuns": false, "ateletLagSeconds": tr.LagS, "timeoutSeconds": 30},
+			uid:      fmt.Sprintf("ds-resolution-%d", envSeq.Add(1))}
+		cl := e.client(t)
+		for _, scope := range []string{"node", "pod"} {
+			for _, series := range []string{"auto", "bands"} {
+				what := fmt.Sprintf("%s, %s psi, series %s", c.name, scope, series)
+				proxy.take()
+				resp := e.query(t, cl, q("A", from, to, map[string]any{"queryType": "psi", "run": e.runID, "scope": scope, "resource": "cpu", "series": series}))["A"]
+				if resp.Error != nil {
+					t.Fatalf("%s: %v", what, resp.Error)
+				}
+				panelReads, most, perRead := 0, 0, []string{}
+				for query, rd := range proxy.take() {
+					if rd.step != strconv.FormatInt(grid.step, 10) {
+						if c.files != nil {
+							t.Errorf("%s: %s read at step %s, the panel's is %d s", what, query, rd.step, grid.step)
+						}
+						continue // the exact harvest of a run outside the store
+					}
+					panelReads++
+					n := 0
+					for _, pts := range rd.points {
+						n = max(n, pts)
+					}
+					most = max(most, n)
+					perRead = append(perRead, fmt.Sprintf("%d series × ≤ %d points (%d requests)", len(rd.points), n, rd.requests))
+					if n > 1100 {
+						t.Errorf("%s: %s read %d points per series at MaxDataPoints 1000", what, query, n)
+					}
+				}
+				t.Logf("%s: step %d s, %d panel reads, most points per series %d: %s", what, grid.step, panelReads, most, strings.Join(perRead, "; "))
+				if panelReads == 0 || most == 0 {
+					t.Errorf("%s: no series read at the panel's step", what)
+				}
+				if series == "bands" && panelReads != len(bandQuantiles)+1 {
+					t.Errorf("%s: %d panel reads, want %d bands and the top series", what, panelReads, len(bandQuantiles)+1)
+				}
+				res := stored.Result.NodePSI.CPU.Summary
+				if scope == "pod" {
+					res = stored.Result.PodPSI.CPU.Summary
+				}
+				sf := resp.Frames[1]
+				for i, k := range percentile.Keys {
+					got, ok := field(t, sf, k).ConcreteAt(0)
+					if w := res.Values()[i]; w == nil || !ok || got != *w {
+						t.Errorf("%s: summary %s = %v, stored %v", what, k, got, w)
+					}
+				}
+				src := "source: results store"
+				if has := strings.Contains(noticeTexts(resp), src); has != (c.files != nil) {
+					t.Errorf("%s: notices (%q %v):\n%s", what, src, has, noticeTexts(resp))
+				}
+			}
 		}
 	}
 }
