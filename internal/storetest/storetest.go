@@ -75,15 +75,16 @@ type Store struct {
 
 // Scenario is nightly run i of the store: two worker nodes of two pods, a
 // 2-minute ramp to 120 users, 30 minutes steady, a 1-minute ramp down,
-// scraped every 30 s; its seed and so its noise differ per night. The
-// steady window holds a few hundred restores, so the rare stuck restore
-// the simulator models (beyond the 60 s top bucket) does not decide p99.
+// scraped every 30 s, without the distractor cgroups (lean); its seed and
+// so its noise differ per night. The steady window holds a few hundred
+// restores, so the rare stuck restore the simulator models (beyond the
+// 60 s top bucket) does not decide p99.
 func Scenario(o Options, i int) simrun.Scenario {
 	o = o.withDefaults()
 	s := simrun.Scenario{
 		Name: fmt.Sprintf("nightly-%02d", i), Seed: int64(9000 + i), TestName: o.TestName,
 		Tag: fmt.Sprintf("%07x", 0xc0ffe00+i), Start: firstStart + int64(i)*day,
-		LagS: 60, ScrapeS: 30, PreS: 120, PostS: 120,
+		LagS: 60, ScrapeS: 30, PreS: 120, PostS: 120, Lean: true,
 		NodePods: []int{2, 2}, PodCapacity: 40,
 		Load: []simrun.LoadPhase{{DurS: 120, To: 120}, {DurS: 1800, To: 120}, {DurS: 60, To: 0}},
 	}
@@ -128,30 +129,33 @@ func Build(t testing.TB, o Options) *Store {
 	return st
 }
 
-// exportRun copies the run's Locust files into its store directory and
-// runs `density export` there against the Prometheus.
+// exportRun runs `density export` in the run's generated directory against
+// the Prometheus and copies the artifacts it wrote, with a status.json, into
+// the run's store directory. The Locust files stay out of the store: the
+// verdicts read only the artifacts, and listing a store reads every stored
+// stats_history.csv.
 func exportRun(t testing.TB, promURL, genDir string, r Run) {
 	t.Helper()
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{simrun.HistoryFile, simrun.StatsFile} {
-		b, err := os.ReadFile(filepath.Join(genDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(r.Dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tr := r.Truth
 	var out bytes.Buffer
-	code := export.Main(context.Background(), []string{"--run-dir", r.Dir, "--prometheus-url", promURL,
+	code := export.Main(context.Background(), []string{"--run-dir", genDir, "--prometheus-url", promURL,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
 		"--no-cluster-facts", "--no-phase-breakdown", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
 	if code != export.ExitOK {
 		t.Fatalf("export of %s: exit %d: %s", r.ID, code, out.String())
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries} {
+		b, err := os.ReadFile(filepath.Join(genDir, f))
+		if err != nil {
+			t.Fatalf("export of %s: %v", r.ID, err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	status := []byte(`{"locust_exit_code": 0, "stats_generated": true}` + "\n")
 	if err := os.WriteFile(filepath.Join(r.Dir, runs.FileStatus), status, 0o644); err != nil {
