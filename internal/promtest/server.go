@@ -88,6 +88,17 @@ func tail(path string, n int) string {
 // 5m). ctx bounds the backfill and the wait for /-/ready; the server runs
 // until Close.
 func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
+	return LaunchRuns(ctx, workDir, omFile)
+}
+
+// LaunchRuns is Launch for several runs: every OpenMetrics file is
+// backfilled into the same storage before the one Prometheus starts (runs
+// at different times become separate blocks), so a test of many stored
+// runs needs a single server.
+func LaunchRuns(ctx context.Context, workDir string, omFiles ...string) (*Server, error) {
+	if len(omFiles) == 0 {
+		return nil, errors.New("no OpenMetrics file to backfill")
+	}
 	if err := needBinary(PromtoolBin, PrometheusPkg); err != nil {
 		return nil, err
 	}
@@ -99,9 +110,11 @@ func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
 		return nil, fmt.Errorf("creating %s: %w", data, err)
 	}
 	t0 := time.Now()
-	bf := exec.CommandContext(ctx, PromtoolBin, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
-	if out, err := bf.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("backfilling %s with promtool: %w: %s", omFile, err, lastLines(out, 10))
+	for _, omFile := range omFiles {
+		bf := exec.CommandContext(ctx, PromtoolBin, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
+		if out, err := bf.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("backfilling %s with promtool: %w: %s", omFile, err, lastLines(out, 10))
+		}
 	}
 	load := time.Since(t0)
 	cfg := filepath.Join(workDir, "prometheus.yml")

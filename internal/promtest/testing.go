@@ -40,6 +40,20 @@ func Start(t testing.TB, omFile string) *Server {
 	return s
 }
 
+// StartRuns is Start for several runs backfilled into one Prometheus.
+func StartRuns(t testing.TB, omFiles ...string) *Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), launchTimeout)
+	defer cancel()
+	s, err := LaunchRuns(ctx, t.TempDir(), omFiles...)
+	if err != nil {
+		fatalLaunch(t, "prometheus", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	t.Logf("prometheus %s: backfill of %d runs %v, ready %v", s.URL, len(omFiles), s.LoadTime.Round(time.Millisecond), s.ReadyTime.Round(time.Millisecond))
+	return s
+}
+
 // StartVM is Start for VictoriaMetrics.
 func StartVM(t testing.TB, omFile string) *Server {
 	t.Helper()

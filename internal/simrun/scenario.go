@@ -122,6 +122,10 @@ type Scenario struct {
 	StaleNaN bool
 	CgroupFS bool // cgroupfs naming (/kubepods/pod<uid>) instead of systemd
 	OOMs     []OOMSpec
+	// RestoreSlowdown multiplies every restore's duration (0 or 1: as
+	// modelled), for runs whose configuration makes restores slower. The
+	// random draws stay the same, so only the restore times change.
+	RestoreSlowdown float64
 
 	// Ladder drives load steps written to logs.txt, with the load
 	// generator's, Postgres exporter's and three components' series.

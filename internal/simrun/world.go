@@ -509,6 +509,9 @@ func (w *world) nodeEvents(n int) []event {
 					tp := (320 + 600*r.Float64()) * (1 << 20)
 					e.total = (0.06 + e.memBytes/tp) * lognormal(r, 0.35)
 					e.phase = e.total * (0.25 + 0.4*r.Float64())
+					if f := w.sc.RestoreSlowdown; f > 0 {
+						e.total, e.phase = e.total*f, e.phase*f
+					}
 				}
 				if r.Float64() < 0.0015 { // a stuck operation beyond the 60 s top bucket
 					e.total = 61 + 40*r.Float64()

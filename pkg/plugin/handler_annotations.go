@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,13 @@ import (
 // With ladderSteps, a stored ladder run also gets a region per step over the
 // step's steady window, titled `step i/n users=u target_rps=r` and tagged
 // ladder (from the run's stored ladder rows).
+//
+// With changePoints, each change point (verdicts.md) of the stored runs of
+// testName (else of each test name in the range) that start in the range
+// gets a point annotation at its run's start, titled `<key> +12.3 %
+// (regression)`, its text the means, p-value and tag range, tagged
+// change-point, regression or improvement, the key, the test name and
+// acknowledged when acked. Option keys limits the keys searched.
 func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, _ := parseQuery(q) // overRuns reports a bad query
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
@@ -71,6 +79,9 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 				}
 			}
 		}
+		if m.ChangePoints {
+			problems = append(problems, d.changePointAnnotations(ctx, m, q.TimeRange, entries, add)...)
+		}
 		frame := data.NewFrame("annotations",
 			data.NewField("time", nil, ts),
 			data.NewField("timeEnd", nil, te),
@@ -99,4 +110,45 @@ func ladderStepText(e runs.Entry, lw ladderWindow) string {
 			time.UnixMilli(*lw.step.EndMs).UTC().Format(time.DateTime+".000"))
 	}
 	return t
+}
+
+// changePointAnnotations adds the change points of the annotation query's
+// test name (else of every test name among entries) and returns the
+// problems to show as notices.
+func (d *Datasource) changePointAnnotations(ctx context.Context, m queryModel, tr backend.TimeRange, entries []runs.Entry,
+	add func(from, to int64, title, text string, tags ...string)) []string {
+	var names []string
+	if m.TestName != "" {
+		names = []string{m.TestName}
+	} else {
+		for _, e := range entries {
+			if e.TestName != "" && !slices.Contains(names, e.TestName) {
+				names = append(names, e.TestName)
+			}
+		}
+		slices.Sort(names)
+	}
+	var problems []string
+	for _, name := range names {
+		cps, _, notices, err := d.changePoints(ctx, name, m.Keys, tr)
+		if err != nil {
+			problems = append(problems, "change points of "+name+": "+err.Error())
+			continue
+		}
+		for _, n := range notices {
+			problems = append(problems, n.Text)
+		}
+		for _, cp := range cps {
+			text := fmt.Sprintf("mean %s → %s, p = %.3g, tags %s..%s (run %s, cohort %s)",
+				strconv.FormatFloat(cp.MeanBefore, 'g', 6, 64), strconv.FormatFloat(cp.MeanAfter, 'g', 6, 64),
+				cp.PValue, cp.PreviousTag, cp.Tag, cp.Run, cp.Cohort)
+			ack := ""
+			if cp.Acknowledged {
+				ack = "acknowledged"
+				text += ", acknowledged: " + cp.AckReason
+			}
+			add(cp.Start, cp.Start, cp.Title(), text, "change-point", cp.Kind, cp.Key, name, ack)
+		}
+	}
+	return problems
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
@@ -21,6 +22,10 @@ const maxAcksBytes = 1 << 20
 // the store's acks.yaml and the setting acks applied (acknowledged points
 // stay in the table, acknowledged true); option keys limits the keys
 // searched.
+// With run latest a second frame holds one number for alert rules:
+// unacknowledged_regressions, the unacknowledged regressions at the newest
+// runs (the newest MinRuns runs of their cohort, the newest a change can be
+// found at: what makes `density regressions` exit 4).
 func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
 	if err != nil {
@@ -29,45 +34,12 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 	if m.TestName == "" {
 		return errorResponse(badRequest("changePoints needs testName"))
 	}
-	if v, ok := unresolvedVariable(m.TestName); ok {
-		return errorResponse(badRequest("changePoints: the dashboard variable $%s is not set", v))
-	}
-	if d.catalogs.Store == nil {
-		return errorResponse(badRequest("changePoints reads stored runs: configure a results store"))
-	}
-	from, to := q.TimeRange.From.Unix(), q.TimeRange.To.Unix()
-	all, err := command.LoadTest(ctx, d.catalogs.Store, m.TestName, from)
+	ids := m.Run.ids() // only latest means something here: the range is searched
+	latest := len(ids) == 1 && ids[0] == runs.IDLatest
+	cps, searched, notices, err := d.changePoints(ctx, m.TestName, m.Keys, q.TimeRange)
 	if err != nil {
-		return errorResponse(withStatus(backend.StatusBadGateway, err))
+		return errorResponse(err)
 	}
-	inRange := all[:0]
-	for _, r := range all {
-		if r.Start <= to {
-			inRange = append(inRange, r)
-		}
-	}
-	var notices []data.Notice
-	ackText, err := d.catalogs.Store.ReadTestFile(ctx, m.TestName, "acks.yaml", maxAcksBytes)
-	if err != nil {
-		return errorResponse(withStatus(backend.StatusBadGateway, err))
-	}
-	acks, err := verdicts.ParseAcks(ackText)
-	if err != nil {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: "acks.yaml ignored: " + err.Error()})
-	}
-	// The setting was checked when the settings were loaded.
-	if extra, err := verdicts.ParseAcks([]byte(d.settings.Acks)); err == nil {
-		acks = append(acks, extra...)
-	}
-	var keys []string
-	for _, k := range m.Keys {
-		for _, part := range strings.Split(k, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				keys = append(keys, part)
-			}
-		}
-	}
-	cps := verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, verdicts.DefaultOptions(), acks)
 	n := len(cps)
 	var (
 		at                                   = make([]time.Time, n)
@@ -98,8 +70,60 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 		data.NewField("cohort", nil, cohort),
 		data.NewField("title", nil, title),
 	)
+	frames := data.Frames{f}
+	if latest {
+		recent := float64(len(verdicts.UnacknowledgedRecent(cps, verdicts.DefaultOptions().MinRuns)))
+		frames = append(frames, data.NewFrame("unacknowledged_regressions",
+			data.NewField("unacknowledged_regressions", nil, []float64{recent})))
+	}
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
-		Text: fmt.Sprintf("%d stored runs of %s in the range searched", len(inRange), m.TestName)})
-	setMeta([]*data.Frame{f}, nil, notices)
-	return backend.DataResponse{Frames: data.Frames{f}}
+		Text: fmt.Sprintf("%d stored runs of %s in the range searched", searched, m.TestName)})
+	setMeta(frames, nil, notices)
+	return backend.DataResponse{Frames: frames}
+}
+
+// changePoints searches the stored runs of testName that start in tr (keys
+// empty: the default keys) with the spec's defaults and the store's
+// acks.yaml; it returns the points, the number of runs searched and
+// notices (an acks.yaml that does not parse is ignored with a warning).
+func (d *Datasource) changePoints(ctx context.Context, testName string, keyList []string, tr backend.TimeRange) ([]verdicts.ChangePoint, int, []data.Notice, error) {
+	if v, ok := unresolvedVariable(testName); ok {
+		return nil, 0, nil, badRequest("changePoints: the dashboard variable $%s is not set", v)
+	}
+	if d.catalogs.Store == nil {
+		return nil, 0, nil, badRequest("changePoints reads stored runs: configure a results store")
+	}
+	from, to := tr.From.Unix(), tr.To.Unix()
+	all, err := command.LoadTest(ctx, d.catalogs.Store, testName, from)
+	if err != nil {
+		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
+	}
+	inRange := all[:0]
+	for _, r := range all {
+		if r.Start <= to {
+			inRange = append(inRange, r)
+		}
+	}
+	var notices []data.Notice
+	ackText, err := d.catalogs.Store.ReadTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
+	if err != nil {
+		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
+	}
+	acks, err := verdicts.ParseAcks(ackText)
+	if err != nil {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: "acks.yaml ignored: " + err.Error()})
+	}
+	// The setting was checked when the settings were loaded.
+	if extra, err := verdicts.ParseAcks([]byte(d.settings.Acks)); err == nil {
+		acks = append(acks, extra...)
+	}
+	var keys []string
+	for _, k := range keyList {
+		for _, part := range strings.Split(k, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				keys = append(keys, part)
+			}
+		}
+	}
+	return verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, verdicts.DefaultOptions(), acks), len(inRange), notices, nil
 }

@@ -67,6 +67,8 @@ type queryModel struct {
 	Align string `json:"align,omitempty"`
 	// LadderSteps adds a region per ladder step to `annotations`.
 	LadderSteps bool `json:"ladderSteps,omitempty"`
+	// ChangePoints adds a point per change point to `annotations`.
+	ChangePoints bool `json:"changePoints,omitempty"`
 	// grid is the request's panel resolution (Interval, MaxDataPoints).
 	grid panelGrid
 	// Baseline and Candidate are the run ids of `compare`.

@@ -49,14 +49,23 @@ type Split struct {
 // Detect finds the change points of xs with E-divisive means (Matteson
 // and James 2014, α = 1) whose candidate splits are accepted by a pooled
 // two-sample Student's t-test (ddof = 1) instead of a permutation test, as
-// Hunter does (Fleming et al., ICPE 2023). Within each window the segment
-// split maximising the divergence Q̂ is tried first (ties: the smallest
-// index); a split is kept when both sides have MinRuns points, p < PValue
-// and the means differ by MinChangePct; after each acceptance the weakest
-// point is re-tested and dropped if it no longer passes. Windows advance
-// by half a window, or restart at the last point found. A last pass
-// re-tests every point against its neighbouring segments over the whole
-// series. There is no randomness: the same series gives the same points.
+// Hunter does (Fleming et al., ICPE 2023).
+//
+// Windows of Window points advance by half a window, or to the last point
+// found in the window when that lies further on (Hunter's restart rule).
+// Within a window the segment split maximising the divergence Q̂ is tried
+// first (ties: the smallest index). A split is kept when both sides have
+// MinRuns points, p < PValue and the means differ by MinChangePct, both
+// between the window's neighbouring segments (the bisection E-divisive
+// sees) and between the neighbouring accepted points over the whole
+// series (the segments the reported means and p come from): a split that
+// only the window's cut-off segments support is not kept, and does not
+// steer the rest of the search. After each acceptance the weakest point is
+// re-tested against its neighbouring segments and dropped if it no longer
+// passes. A point can need a neighbour that a later window finds (two
+// changes close together dilute each other's segments), so the window
+// passes repeat until the set of points is stable. There is no
+// randomness: the same series gives the same points.
 func Detect(xs []float64, o Options) []Split {
 	o = o.normalised()
 	n := len(xs)
@@ -64,34 +73,39 @@ func Detect(xs []float64, o Options) []Split {
 		return nil
 	}
 	var points []int // sorted
+	for pass := 0; pass < n; pass++ {
+		before := slices.Clone(points)
+		points = prune(xs, windowPass(xs, points, o), o)
+		if slices.Equal(before, points) {
+			break
+		}
+	}
+	out := make([]Split, 0, len(points))
+	for _, p := range points {
+		a, b := neighbours(points, p, n)
+		mb, ma, pv := tTest(xs[a:p], xs[p:b])
+		out = append(out, Split{Index: p, MeanBefore: mb, MeanAfter: ma, PValue: pv})
+	}
+	return out
+}
+
+// windowPass runs the windowed search once over xs, starting from points.
+func windowPass(xs []float64, points []int, o Options) []int {
+	n := len(xs)
 	for start := 0; ; {
 		end := min(start+o.Window, n)
 		points = detectWindow(xs, start, end, points, o)
 		if end == n {
-			break
+			return points
 		}
 		next := start + o.Window/2
 		for _, p := range points {
-			if p > start && p < end {
+			if p > next && p < end {
 				next = p // the last point found in this window
 			}
 		}
 		start = next
 	}
-	points = prune(xs, 0, n, points, o)
-	out := make([]Split, 0, len(points))
-	for i, p := range points {
-		a, b := 0, n
-		if i > 0 {
-			a = points[i-1]
-		}
-		if i+1 < len(points) {
-			b = points[i+1]
-		}
-		mb, ma, pv := tTest(xs[a:p], xs[p:b])
-		out = append(out, Split{Index: p, MeanBefore: mb, MeanAfter: ma, PValue: pv})
-	}
-	return out
 }
 
 // bounds returns start, the points strictly inside (start, end), and end.
@@ -105,6 +119,22 @@ func bounds(points []int, start, end int) []int {
 	return append(bs, end)
 }
 
+// neighbours returns the accepted points (or the series' ends 0 and n)
+// on either side of p.
+func neighbours(points []int, p, n int) (a, b int) {
+	a, b = 0, n
+	for _, q := range points {
+		if q < p {
+			a = q
+		}
+		if q > p {
+			b = q
+			break
+		}
+	}
+	return a, b
+}
+
 type candidate struct {
 	a, tau, b int
 	q         float64
@@ -113,8 +143,8 @@ type candidate struct {
 func detectWindow(xs []float64, start, end int, points []int, o Options) []int {
 	// A window edge that is neither the series' end nor a change point is
 	// arbitrary: a split that close to it is left to the overlapping window
-	// that sees it with context (the maximum over a few short edge
-	// segments would otherwise pass the test by chance).
+	// that sees it with context (Q̂ over a short edge segment is maximised
+	// by chance more often).
 	margin := max(o.MinRuns, o.Window/3)
 	startArbitrary := start > 0 && !slices.Contains(points, start)
 	endArbitrary := end < len(xs)
@@ -138,7 +168,8 @@ func detectWindow(xs []float64, start, end int, points []int, o Options) []int {
 			if startArbitrary && c.a == start && c.tau-c.a < margin || endArbitrary && c.b == end && c.b-c.tau < margin {
 				continue
 			}
-			if passes(xs[c.a:c.tau], xs[c.tau:c.b], o) {
+			a, b := neighbours(points, c.tau, len(xs)) // over the whole series
+			if passes(xs[c.a:c.tau], xs[c.tau:c.b], o) && passes(xs[a:c.tau], xs[c.tau:b], o) {
 				points = insertSorted(points, c.tau)
 				accepted = true
 				break
@@ -147,25 +178,25 @@ func detectWindow(xs []float64, start, end int, points []int, o Options) []int {
 		if !accepted {
 			return points
 		}
-		points = dropWeakest(xs, start, end, points, o)
+		points = dropWeakest(xs, points, o)
 	}
 	return points
 }
 
-// dropWeakest re-tests the points inside (start, end) against their
-// neighbours and drops the one with the largest p if it no longer passes.
-func dropWeakest(xs []float64, start, end int, points []int, o Options) []int {
-	bs := bounds(points, start, end)
+// dropWeakest re-tests every point against its neighbouring segments and
+// drops the one with the largest p if it no longer passes.
+func dropWeakest(xs []float64, points []int, o Options) []int {
 	worst, worstP := -1, -1.0
-	for i := 1; i+1 < len(bs); i++ {
-		left, right := xs[bs[i-1]:bs[i]], xs[bs[i]:bs[i+1]]
+	for _, p := range points {
+		a, b := neighbours(points, p, len(xs))
+		left, right := xs[a:p], xs[p:b]
 		if !passes(left, right, o) {
-			_, _, p := tTest(left, right)
+			_, _, pv := tTest(left, right)
 			if len(left) < 2 || len(right) < 2 {
-				p = math.Inf(1)
+				pv = math.Inf(1)
 			}
-			if p > worstP {
-				worst, worstP = bs[i], p
+			if pv > worstP {
+				worst, worstP = p, pv
 			}
 		}
 	}
@@ -177,10 +208,10 @@ func dropWeakest(xs []float64, start, end int, points []int, o Options) []int {
 
 // prune drops failing points, weakest first, until every point passes
 // against its neighbouring segments.
-func prune(xs []float64, start, end int, points []int, o Options) []int {
+func prune(xs []float64, points []int, o Options) []int {
 	for {
 		before := len(points)
-		points = dropWeakest(xs, start, end, points, o)
+		points = dropWeakest(xs, points, o)
 		if len(points) == before {
 			return points
 		}
