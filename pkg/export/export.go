@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -471,6 +472,12 @@ func (o Options) load(ctx context.Context) (runInputs, string, error) {
 		o.Start, o.End = entry.Start, entry.End
 	}
 	in, err := resolve(ctx, o, func(ctx context.Context, name string) (io.ReadCloser, error) {
+		// logs.txt exists for ladder runs only: absent from the listing is
+		// absent. Every other Locust file a finished run should have, so a
+		// missing one is reported as unreadable.
+		if name == runs.FileLogs && !entry.Artifacts.Logs {
+			return nil, fs.ErrNotExist
+		}
 		return st.OpenFile(ctx, entry, name)
 	}, base)
 	out := o.Out

@@ -1031,6 +1031,11 @@ func TestStoreReharvest(t *testing.T) {
 			if after := snapshotDir(t, root); !reflect.DeepEqual(after, storeBefore) {
 				t.Errorf("the export wrote to the store")
 			}
+			// A stored run without logs.txt is not a ladder run, not a failed
+			// read.
+			if strings.Contains(e.out.String(), "logs.txt unreadable") {
+				t.Errorf("an absent stored logs.txt is reported as unreadable:\n%s", e.out.String())
+			}
 			out := "resume-storm-" + itoa(covStart)
 			b, err := os.ReadFile(filepath.Join(out, "server_summary.json"))
 			if err != nil {

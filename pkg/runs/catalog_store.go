@@ -447,7 +447,7 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 	// row, else the last stats_history.csv timestamp.
 	var meta *Recorded
 	if e.Artifacts.ServerSummary {
-		m, err := withReader(ctx, s, r.prefix+FileServerSummary, ReadServerSummaryMeta)
+		m, err := withReader(ctx, s, r.prefix+FileServerSummary, PeekServerSummaryMeta)
 		switch {
 		case err != nil:
 			problem(FileServerSummary, err)

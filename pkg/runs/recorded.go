@@ -17,23 +17,60 @@ type Recorded struct {
 	SteadyStart, SteadyEnd *int64
 }
 
-// ReadServerSummaryMeta reads the metadata block of server_summary.json.
-func ReadServerSummaryMeta(r io.Reader) (Recorded, error) {
-	var doc struct {
-		Metadata struct {
+// ReadServerSummaryMeta reads the metadata block of server_summary.json and
+// checks that the whole document is JSON (a half-written upload is an
+// error).
+func ReadServerSummaryMeta(r io.Reader) (Recorded, error) { return readSummaryMeta(r, true) }
+
+// PeekServerSummaryMeta reads the metadata block of server_summary.json and
+// stops there: this project writes it first, so a run listing does not scan
+// the megabytes of time series after it. A file broken after its metadata
+// still tells its window; its blocks are checked where they are read.
+func PeekServerSummaryMeta(r io.Reader) (Recorded, error) { return readSummaryMeta(r, false) }
+
+func readSummaryMeta(r io.Reader, whole bool) (Recorded, error) {
+	fail := func(err error) (Recorded, error) {
+		return Recorded{}, fmt.Errorf("reading %s metadata: %w", FileServerSummary, err)
+	}
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil {
+		return fail(err)
+	} else if t != json.Delim('{') {
+		return fail(fmt.Errorf("not a JSON object"))
+	}
+	var rec Recorded
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		if key, _ := t.(string); key != "metadata" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		var m struct {
 			TestName    *string `json:"test_name"`
 			Tag         *string `json:"tag"`
 			Start       *int64  `json:"start_ts"`
 			End         *int64  `json:"end_ts"`
 			SteadyStart *int64  `json:"steady_start_ts"`
 			SteadyEnd   *int64  `json:"steady_end_ts"`
-		} `json:"metadata"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			return fail(err)
+		}
+		rec = Recorded{TestName: m.TestName, Tag: m.Tag, Start: m.Start, End: m.End, SteadyStart: m.SteadyStart, SteadyEnd: m.SteadyEnd}
+		if !whole {
+			return rec, nil
+		}
 	}
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
-		return Recorded{}, fmt.Errorf("reading %s metadata: %w", FileServerSummary, err)
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
 	}
-	m := doc.Metadata
-	return Recorded{TestName: m.TestName, Tag: m.Tag, Start: m.Start, End: m.End, SteadyStart: m.SteadyStart, SteadyEnd: m.SteadyEnd}, nil
+	return rec, nil
 }
 
 // ReadTrialSummaryWindow returns the run window of the last trial_summary

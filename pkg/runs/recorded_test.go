@@ -20,6 +20,25 @@ func TestReadServerSummaryMeta(t *testing.T) {
 	if _, err := ReadServerSummaryMeta(strings.NewReader(`{"metadata": `)); err == nil {
 		t.Error("truncated JSON must be an error")
 	}
+	for _, bad := range []string{`[1]`, `"x"`, `{"cluster_packing": {`, ``} {
+		if _, err := ReadServerSummaryMeta(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+	// The metadata block after another block is found; a file broken after
+	// its metadata still tells its window to Peek (the listing stops there).
+	late, err := ReadServerSummaryMeta(strings.NewReader(`{"cluster_packing": {"summary": {}}, "metadata": {"start_ts": 5, "end_ts": 9}}`))
+	if err != nil || *late.Start != 5 || *late.End != 9 {
+		t.Errorf("metadata after a block: %+v %v", late, err)
+	}
+	const cutDoc = `{"metadata": {"start_ts": 5, "end_ts": 9}, "cluster_packing": {"summ`
+	if _, err := ReadServerSummaryMeta(strings.NewReader(cutDoc)); err == nil {
+		t.Error("a file cut after its metadata must be an error for ReadServerSummaryMeta")
+	}
+	cut, err := PeekServerSummaryMeta(strings.NewReader(cutDoc))
+	if err != nil || *cut.End != 9 {
+		t.Errorf("Peek of a file cut after its metadata: %+v %v", cut, err)
+	}
 	empty, err := ReadServerSummaryMeta(strings.NewReader(`{}`))
 	if err != nil || empty.Start != nil || empty.TestName != nil {
 		t.Errorf("missing metadata must leave fields nil: %+v %v", empty, err)
