@@ -253,6 +253,20 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
     change(next, false);
   };
 
+  // The test-name field: a filter on most types, what changePoints searches.
+  const testNameField = (tooltip: string, placeholder: string) => (
+    <InlineField label="Test name" labelWidth={LABEL_WIDTH} htmlFor="density-query-test-name" tooltip={tooltip}>
+      <Input
+        id="density-query-test-name"
+        width={30}
+        value={query.testName ?? ''}
+        placeholder={placeholder}
+        onChange={onText('testName')}
+        onBlur={onRunQuery}
+      />
+    </InlineField>
+  );
+
   return (
     <Stack direction="column" gap={1}>
       <InlineFieldRow>
@@ -464,21 +478,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
 
       {queryType === 'changePoints' && (
         <InlineFieldRow>
-          <InlineField
-            label="Test name"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-query-test-name"
-            tooltip="The test whose stored runs are searched (needed; $variables allowed)"
-          >
-            <Input
-              id="density-query-test-name"
-              width={30}
-              value={query.testName ?? ''}
-              placeholder="test name"
-              onChange={onText('testName')}
-              onBlur={onRunQuery}
-            />
-          </InlineField>
+          {testNameField('The test whose stored runs are searched (needed; $variables allowed)', 'test name')}
           <InlineField
             label="Keys"
             labelWidth={8}
@@ -499,21 +499,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
 
       {queryType !== 'changePoints' && (FILTERED_TYPES.includes(queryType) || query.run === RUN_LATEST) && (
         <InlineFieldRow>
-          <InlineField
-            label="Test name"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-query-test-name"
-            tooltip="Only runs of this test ($variables allowed)"
-          >
-            <Input
-              id="density-query-test-name"
-              width={30}
-              value={query.testName ?? ''}
-              placeholder="any test"
-              onChange={onText('testName')}
-              onBlur={onRunQuery}
-            />
-          </InlineField>
+          {testNameField('Only runs of this test ($variables allowed)', 'any test')}
           <InlineField
             label="Tag"
             labelWidth={8}
