@@ -314,7 +314,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
       <ConfigSection
         title="Kubernetes"
-        description="Cluster facts (nodes, worker pods, limits, OOM kills, evictions) of live runs. Needs list on nodes, pods and events. Stored runs use their stored facts."
+        description="Cluster facts (nodes, worker pods, limits, OOM kills, evictions) of live runs, and the phase breakdown of recent runs from their pod logs. Needs list on nodes, pods and events, and get on pods/log for the phases. Stored runs use their stored facts and phase rows."
       >
         <InlineField label="Access" labelWidth={LABEL_WIDTH}>
           <RadioButtonGroup<KubernetesAccess>
