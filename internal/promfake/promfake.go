@@ -196,6 +196,18 @@ func ClosedURL(t testing.TB) string {
 // Always answers every request with r.
 func Always(r Reply) Handler { return func(Request) Reply { return r } }
 
+// Empty answers every read with an empty success after delay: a vector for
+// instant queries, a matrix for range queries (nothing measured).
+func Empty(delay time.Duration) Handler {
+	return func(r Request) Reply {
+		body := Success("vector", "[]")
+		if strings.HasSuffix(r.Path, "query_range") {
+			body = Success("matrix", "[]")
+		}
+		return Reply{Body: body, Delay: delay}
+	}
+}
+
 // Script answers the n-th request with replies[n-1]; the last reply repeats.
 func Script(replies ...Reply) Handler {
 	return func(r Request) Reply {

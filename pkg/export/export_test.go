@@ -488,17 +488,6 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// emptyProm answers every read with an empty success (nothing measured).
-func emptyProm(delay time.Duration) promfake.Handler {
-	return func(r promfake.Request) promfake.Reply {
-		body := promfake.Success("vector", "[]")
-		if strings.HasSuffix(r.Path, "query_range") {
-			body = promfake.Success("matrix", "[]")
-		}
-		return promfake.Reply{Body: body, Delay: delay}
-	}
-}
-
 // snapshotDir reads a directory's files into a map (name -> content).
 func snapshotDir(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -654,7 +643,7 @@ func TestEveryFlagFromEnv(t *testing.T) {
 // Selectors, headers, the bearer token, --timeout (both kinds of request)
 // and --verbose, seen from the Prometheus side.
 func TestFlagsReachPrometheus(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
 	tok := filepath.Join(t.TempDir(), "token")
@@ -703,7 +692,7 @@ func TestFlagsReachPrometheus(t *testing.T) {
 		}
 	}
 	// Without the file, PROMETHEUS_BEARER_TOKEN is the token.
-	srv2 := promfake.New(t, emptyProm(0))
+	srv2 := promfake.New(t, promfake.Empty(0))
 	e2 := newEnv(nil, map[string]string{"PROMETHEUS_BEARER_TOKEN": "env-token"})
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv2.URL, "--start", itoa(covStart),
 		"--end", itoa(covEnd), "--no-cluster-facts", "--out", t.TempDir()}, e2.Env); code != ExitOK {
@@ -719,7 +708,7 @@ func TestFlagsReachPrometheus(t *testing.T) {
 // --verbose "print[s] every PromQL issued": each distinct query the server
 // received appears as a "promql: <query>" line.
 func TestVerbosePrintsPromQL(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	e := newEnv(nil, nil)
 	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--prometheus-url", srv.URL, "--start", itoa(covStart),
 		"--end", itoa(covEnd), "--no-cluster-facts", "--verbose"}, e.Env); code != ExitOK {
@@ -747,7 +736,7 @@ func TestMaxConcurrency(t *testing.T) {
 		max  int
 	}{{[]string{"--max-concurrency", "2"}, 2}, {nil, 8}} {
 		t.Run(fmt.Sprint(c.max), func(t *testing.T) {
-			srv := promfake.New(t, emptyProm(60*time.Millisecond))
+			srv := promfake.New(t, promfake.Empty(60*time.Millisecond))
 			dir := t.TempDir()
 			e := newEnv(nil, nil)
 			args := append([]string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, c.flag...)
@@ -768,7 +757,7 @@ func TestMaxConcurrency(t *testing.T) {
 // included: "This project never writes or changes it") is untouched, and
 // no temporary file is left behind (atomic write).
 func TestOutDirAndUntouchedRunDir(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "artifacts")
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart),
 		"status.json": `{"locust_exit_code": 0, "stats_generated": true}`})
@@ -800,7 +789,7 @@ func TestOutDirAndUntouchedRunDir(t *testing.T) {
 // status.json says stats_generated: true, or, without status.json,
 // stats.csv exists with at least one data row".
 func TestTrialRowOnlyWithStats(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -832,7 +821,7 @@ func TestTrialRowOnlyWithStats(t *testing.T) {
 // --metadata is merged over BENCHMARK_METADATA: environment keys first,
 // flag values winning, null skipped, values as json.dumps would write them.
 func TestMetadataMergedOverEnv(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
 	e := newEnv(nil, map[string]string{"BENCHMARK_METADATA": `{"a": "env", "b": 1, "n": 2}`})
@@ -853,7 +842,7 @@ func TestMetadataMergedOverEnv(t *testing.T) {
 // Cluster facts on but Kubernetes unreachable: exit 0, every fact null
 // with the reason (export.md behaviour 5).
 func TestKubernetesUnreachable(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
 	e := newEnv(nil, nil) // Kube returns an error
@@ -884,7 +873,7 @@ func TestKubernetesUnreachable(t *testing.T) {
 
 // --kubeconfig, --context and --timeout reach the Kubernetes client.
 func TestKubeconfigFlags(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir := t.TempDir()
 	e := newEnv(nil, nil)
 	var got []cluster.Access
@@ -906,7 +895,7 @@ func TestKubeconfigFlags(t *testing.T) {
 // run that ended 10 s ago with the default lag waits 60 s; --no-wait and
 // an old run do not wait.
 func TestLagWaitInTheCommand(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	now := time.Unix(covEnd+10, 0)
 	for _, c := range []struct {
 		name  string
@@ -960,7 +949,7 @@ func TestTerminalCountdown(t *testing.T) {
 // --users (-u) is "only a fallback": with no stats_history.csv user counts
 // the peak is -u x --actors-per-user.
 func TestUsersFallback(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"node.kubernetes.io/instance-type": "n2-standard-8"}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi")},
 			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}}
@@ -1001,7 +990,7 @@ func TestUsersFallback(t *testing.T) {
 // tag from the store, the before snapshot from the store, --out defaulting
 // to ./<test_name>-<run_ts>, and nothing written to the store.
 func TestStoreReharvest(t *testing.T) {
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	root := t.TempDir()
 	runDir := filepath.Join(root, "runs", "resume-storm", "run_date=2024-03-12", "run_ts="+itoa(covStart), "run_tag=abc123")
 	writeFiles(t, runDir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart),

@@ -118,7 +118,7 @@ func checkPhaseRows(t *testing.T, rows []*artifact.Row, tr *simrun.Truth, pods b
 // from --phase-logs files and through the Kubernetes API.
 func TestPhaseBreakdownSimulated(t *testing.T) {
 	dir, tr := phaseRun(t)
-	prom := promfake.New(t, emptyProm(0))
+	prom := promfake.New(t, promfake.Empty(0))
 	base := []string{"--prometheus-url", prom.URL, "--no-wait"}
 
 	t.Run("phase-logs", func(t *testing.T) {
@@ -241,7 +241,7 @@ func TestPhaseLogsBadPath(t *testing.T) {
 // --replace swaps the phase family only when this export produced it;
 // other rows stay byte for byte.
 func TestPhaseReplace(t *testing.T) {
-	prom := promfake.New(t, emptyProm(0))
+	prom := promfake.New(t, promfake.Empty(0))
 	dir := t.TempDir()
 	logs := filepath.Join(t.TempDir(), "a.log")
 	writeFiles(t, filepath.Dir(logs), map[string]string{"a.log": `{"msg":"Restore timing breakdown","ate.actor.restore.duration.total":1.5}` + "\n"})

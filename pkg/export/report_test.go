@@ -16,7 +16,7 @@ import (
 // directory with the extra flags and environment.
 func runReportExport(t *testing.T, prepare func(out string), vars map[string]string, extra ...string) (string, *testEnv) {
 	t.Helper()
-	srv := promfake.New(t, emptyProm(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "artifacts")
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart)})
 	if prepare != nil {

@@ -241,7 +241,7 @@ func runsEntryOf(e *env) runs.Entry {
 // another window of the same id, another steady window, lag or selector is
 // another entry.
 func TestCacheKey(t *testing.T) {
-	srv := promfake.New(t, fakeEmpty(0))
+	srv := promfake.New(t, promfake.Empty(0))
 	base := runs.Entry{Run: runs.Run{ID: "range", Start: 100, End: 200, SteadyStart: 120, SteadyEnd: 180}}
 	d := fakeDatasource(t, srv.URL, map[string]any{})
 	k := d.blockKey(base, harvest.BlockPacking)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,7 +22,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
-	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/harvest"
@@ -342,16 +340,6 @@ func fakeDatasource(t *testing.T, url string, jd map[string]any) *Datasource {
 	}
 	t.Cleanup(d.Dispose)
 	return d
-}
-
-func fakeEmpty(delay time.Duration) promfake.Handler {
-	return func(r promfake.Request) promfake.Reply {
-		body := promfake.Success("vector", "[]")
-		if strings.HasSuffix(r.Path, "query_range") {
-			body = promfake.Success("matrix", "[]")
-		}
-		return promfake.Reply{Body: body, Delay: delay}
-	}
 }
 
 func directQuery(t *testing.T, d *Datasource, qs ...backend.DataQuery) backend.Responses {

@@ -253,7 +253,7 @@ func TestTimeoutAndConcurrencySettings(t *testing.T) {
 		{"timeoutSeconds 3, maxConcurrentQueries 2", map[string]any{"timeoutSeconds": 3, "maxConcurrentQueries": 2}, "3s", "3s", 2, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := promfake.New(t, fakeEmpty(40*time.Millisecond))
+			srv := promfake.New(t, promfake.Empty(40*time.Millisecond))
 			d := fakeDatasource(t, srv.URL, c.jd)
 			resp := directQuery(t, d,
 				q("A", from, to, map[string]any{"queryType": "snapshots"}),

@@ -231,6 +231,22 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
     change(next);
   };
 
+  // A run of a compare query: a stored run id or a variable, no special options.
+  const compareRunField = (key: 'baseline' | 'candidate', label: string, tooltip: string) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={`density-query-${key}`} tooltip={tooltip}>
+      <RunPicker
+        inputId={`density-query-${key}`}
+        datasource={datasource}
+        value={query[key] ?? ''}
+        range={range}
+        special={NO_OPTIONS}
+        placeholder={`${key} run`}
+        width={40}
+        onChange={onRunKey(key)}
+      />
+    </InlineField>
+  );
+
   const onKeys = (e: ChangeEvent<HTMLInputElement>) => {
     const next: DensityQuery = { ...query };
     const v = e.currentTarget.value;
@@ -331,40 +347,12 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: 
 
       {queryType === 'compare' && (
         <InlineFieldRow>
-          <InlineField
-            label="Baseline"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-query-baseline"
-            tooltip="Run A: a stored run id or a dashboard variable such as $baseline"
-          >
-            <RunPicker
-              inputId="density-query-baseline"
-              datasource={datasource}
-              value={query.baseline ?? ''}
-              range={range}
-              special={NO_OPTIONS}
-              placeholder="baseline run"
-              width={40}
-              onChange={onRunKey('baseline')}
-            />
-          </InlineField>
-          <InlineField
-            label="Candidate"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-query-candidate"
-            tooltip="Run B: a stored run id or a dashboard variable such as $candidate"
-          >
-            <RunPicker
-              inputId="density-query-candidate"
-              datasource={datasource}
-              value={query.candidate ?? ''}
-              range={range}
-              special={NO_OPTIONS}
-              placeholder="candidate run"
-              width={40}
-              onChange={onRunKey('candidate')}
-            />
-          </InlineField>
+          {compareRunField('baseline', 'Baseline', 'Run A: a stored run id or a dashboard variable such as $baseline')}
+          {compareRunField(
+            'candidate',
+            'Candidate',
+            'Run B: a stored run id or a dashboard variable such as $candidate'
+          )}
         </InlineFieldRow>
       )}
 
