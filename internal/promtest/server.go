@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,6 +89,12 @@ func tail(path string, n int) string {
 // 5m). ctx bounds the backfill and the wait for /-/ready; the server runs
 // until Close.
 func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
+	return LaunchLabeled(ctx, omFile, workDir, nil)
+}
+
+// LaunchLabeled is Launch with global.external_labels set in the Prometheus
+// config, as a Thanos sidecar requires to tell replicas apart.
+func LaunchLabeled(ctx context.Context, omFile, workDir string, externalLabels map[string]string) (*Server, error) {
 	if err := needBinary(PromtoolBin, PrometheusPkg); err != nil {
 		return nil, err
 	}
@@ -105,7 +112,19 @@ func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
 	}
 	load := time.Since(t0)
 	cfg := filepath.Join(workDir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n"), 0o644); err != nil {
+	conf := "global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n"
+	if len(externalLabels) > 0 {
+		keys := make([]string, 0, len(externalLabels))
+		for k := range externalLabels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		conf += "  external_labels:\n"
+		for _, k := range keys {
+			conf += "    " + k + ": " + strconv.Quote(externalLabels[k]) + "\n"
+		}
+	}
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	var s *Server
