@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +97,16 @@ func Launch(ctx context.Context, omFile, workDir string) (*Server, error) {
 // at different times become separate blocks), so a test of many stored
 // runs needs a single server.
 func LaunchRuns(ctx context.Context, workDir string, omFiles ...string) (*Server, error) {
+	return launch(ctx, workDir, nil, omFiles)
+}
+
+// LaunchLabeled is Launch with global.external_labels set in the Prometheus
+// config, as a Thanos sidecar requires to tell replicas apart.
+func LaunchLabeled(ctx context.Context, omFile, workDir string, externalLabels map[string]string) (*Server, error) {
+	return launch(ctx, workDir, externalLabels, []string{omFile})
+}
+
+func launch(ctx context.Context, workDir string, externalLabels map[string]string, omFiles []string) (*Server, error) {
 	if len(omFiles) == 0 {
 		return nil, errors.New("no OpenMetrics file to backfill")
 	}
@@ -118,7 +129,19 @@ func LaunchRuns(ctx context.Context, workDir string, omFiles ...string) (*Server
 	}
 	load := time.Since(t0)
 	cfg := filepath.Join(workDir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n"), 0o644); err != nil {
+	conf := "global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n"
+	if len(externalLabels) > 0 {
+		keys := make([]string, 0, len(externalLabels))
+		for k := range externalLabels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		conf += "  external_labels:\n"
+		for _, k := range keys {
+			conf += "    " + k + ": " + strconv.Quote(externalLabels[k]) + "\n"
+		}
+	}
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	var s *Server
