@@ -78,7 +78,7 @@ func BinaryPath() (string, error) {
 	h := sha256.Sum256(sum)
 	p := filepath.Join(cache, "thanos-"+hex.EncodeToString(h[:])[:16], "thanos")
 	if err := executable(p); err != nil {
-		return "", fmt.Errorf("%w (%v): run `cd %s && %s` once (a cold build takes about 25 min on 2 shared cores; "+
+		return "", fmt.Errorf("%w (%v): run `cd %s && %s` once (a cold build took about 4.5 min here: 96 s of downloads, 165 s of build; "+
 			"later runs reuse the cache), or point $%s at a thanos v0.42 binary", ErrNotBuilt, err, root, BuildCommand, EnvThanos)
 	}
 	return p, nil
