@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -193,7 +194,9 @@ func (p *scanner) str(shared bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if esc {
+	// Escapes, and invalid UTF-8 (which encoding/json turns into U+FFFD per
+	// bad byte, as client_golang's decoder does), go the slow way.
+	if esc || !utf8.Valid(raw) {
 		return unquote(raw)
 	}
 	if !shared {
