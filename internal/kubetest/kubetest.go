@@ -21,7 +21,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
@@ -41,6 +40,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/toolcache"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,7 +65,7 @@ const (
 	// EnvEtcd names the etcd binary (default: etcd on PATH, then /usr/bin/etcd).
 	EnvEtcd = "ETCD"
 	// EnvCache overrides the cache root shared with scripts/kube-apiserver.sh.
-	EnvCache = "SUBSTRATE_DENSITY_CACHE"
+	EnvCache = toolcache.EnvCache
 )
 
 // BuildCommand is the command that builds (or finds) the cached binary; it is
@@ -361,30 +361,16 @@ func (c *Cluster) apply(manifest []byte) ([]*unstructured.Unstructured, error) {
 // The error says how to build it.
 func BinaryPath() (string, error) {
 	if p := os.Getenv(EnvAPIServer); p != "" {
-		if err := executable(p); err != nil {
+		if err := toolcache.Executable(p); err != nil {
 			return "", fmt.Errorf("$%s=%s: %w (unset it to use the cache, or build with `%s`)", EnvAPIServer, p, err, BuildCommand)
 		}
 		return p, nil
 	}
-	root, err := repoRoot()
+	p, root, err := toolcache.Cached("kube-apiserver", "kube", EnvAPIServer)
 	if err != nil {
 		return "", err
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "tools", "kube", "go.sum"))
-	if err != nil {
-		return "", fmt.Errorf("reading the tools module's go.sum: %w", err)
-	}
-	cache := os.Getenv(EnvCache)
-	if cache == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the cache directory: %w (set $%s or $%s)", err, EnvAPIServer, EnvCache)
-		}
-		cache = filepath.Join(dir, "substrate-density")
-	}
-	h := sha256.Sum256(sum)
-	p := filepath.Join(cache, "kube-apiserver-"+hex.EncodeToString(h[:])[:16], "kube-apiserver")
-	if err := executable(p); err != nil {
+	if err := toolcache.Executable(p); err != nil {
 		return "", fmt.Errorf("kube-apiserver is not built (%v): run `cd %s && %s` once "+
 			"(a cold build takes 12-15 min on 2 cores; later runs reuse the cache), "+
 			"or point $%s at a kube-apiserver v1.37 binary", err, root, BuildCommand, EnvAPIServer)
@@ -392,37 +378,9 @@ func BinaryPath() (string, error) {
 	return p, nil
 }
 
-func executable(p string) error {
-	st, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s is not an executable file", p)
-	}
-	return nil
-}
-
-// repoRoot walks up from the working directory (a package directory under go
-// test) to the checkout holding tools/kube.
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository: %w", err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "tools", "kube", "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no tools/kube/go.mod above %s: set $%s", wd, EnvAPIServer)
-		}
-	}
-}
-
 func etcdPath() (string, error) {
 	if p := os.Getenv(EnvEtcd); p != "" {
-		if err := executable(p); err != nil {
+		if err := toolcache.Executable(p); err != nil {
 			return "", fmt.Errorf("$%s=%s: %w", EnvEtcd, p, err)
 		}
 		return p, nil
@@ -430,7 +388,7 @@ func etcdPath() (string, error) {
 	if p, err := exec.LookPath("etcd"); err == nil {
 		return p, nil
 	}
-	if executable("/usr/bin/etcd") == nil {
+	if toolcache.Executable("/usr/bin/etcd") == nil {
 		return "/usr/bin/etcd", nil
 	}
 	return "", fmt.Errorf("etcd not found: install it with `apt-get install -y etcd-server` or set $%s", EnvEtcd)

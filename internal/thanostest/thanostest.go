@@ -11,8 +11,6 @@ package thanostest
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +27,7 @@ import (
 	"time"
 
 	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/toolcache"
 )
 
 // Environment and build command.
@@ -36,7 +35,7 @@ const (
 	// EnvThanos overrides the binary path.
 	EnvThanos = "THANOS"
 	// EnvCache overrides the cache root, as in scripts/thanos.sh.
-	EnvCache = "SUBSTRATE_DENSITY_CACHE"
+	EnvCache = toolcache.EnvCache
 	// BuildCommand builds the binary into the cache.
 	BuildCommand = "bash scripts/thanos.sh"
 	// ReplicaLabel is the external label that tells the replicas apart.
@@ -54,62 +53,20 @@ var ErrNotBuilt = errors.New("thanos is not built")
 // how to build it.
 func BinaryPath() (string, error) {
 	if p := os.Getenv(EnvThanos); p != "" {
-		if err := executable(p); err != nil {
+		if err := toolcache.Executable(p); err != nil {
 			return "", fmt.Errorf("$%s=%s: %w: %w (unset it to use the cache, or build with `%s`)", EnvThanos, p, ErrNotBuilt, err, BuildCommand)
 		}
 		return p, nil
 	}
-	root, err := repoRoot()
+	p, root, err := toolcache.Cached("thanos", "thanos", EnvThanos)
 	if err != nil {
 		return "", err
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "tools", "thanos", "go.sum"))
-	if err != nil {
-		return "", fmt.Errorf("reading the tools module's go.sum: %w", err)
-	}
-	cache := os.Getenv(EnvCache)
-	if cache == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the cache directory: %w (set $%s or $%s)", err, EnvThanos, EnvCache)
-		}
-		cache = filepath.Join(dir, "substrate-density")
-	}
-	h := sha256.Sum256(sum)
-	p := filepath.Join(cache, "thanos-"+hex.EncodeToString(h[:])[:16], "thanos")
-	if err := executable(p); err != nil {
+	if err := toolcache.Executable(p); err != nil {
 		return "", fmt.Errorf("%w (%v): run `cd %s && %s` once (a cold build took about 4.5 min here: 96 s of downloads, 165 s of build; "+
 			"later runs reuse the cache), or point $%s at a thanos v0.42 binary", ErrNotBuilt, err, root, BuildCommand, EnvThanos)
 	}
 	return p, nil
-}
-
-func executable(p string) error {
-	st, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s is not an executable file", p)
-	}
-	return nil
-}
-
-// repoRoot walks up from the working directory to the checkout holding
-// tools/thanos.
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository: %w", err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "tools", "thanos", "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no tools/thanos/go.mod above %s: set $%s", wd, EnvThanos)
-		}
-	}
 }
 
 // Stack is two Prometheus replicas, a sidecar each, and one Query.
