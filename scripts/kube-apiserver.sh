@@ -14,28 +14,9 @@
 #                            for a machine shared with other work (slower).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mod="$repo/tools/kube"
-[ -f "$mod/go.sum" ] || { echo "kube-apiserver.sh: $mod/go.sum not found" >&2; exit 1; }
-
-hash=$(sha256sum "$mod/go.sum" | cut -c1-16)
-root=${SUBSTRATE_DENSITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/substrate-density}
-dir="$root/kube-apiserver-$hash"
-bin="$dir/kube-apiserver"
-
-if [ -x "$bin" ]; then
-	echo "$bin"
-	exit 0
-fi
-
-mkdir -p "$dir"
-# One build at a time per key: a second caller waits and then reuses the result.
-exec 9>"$dir/.lock"
-if command -v flock >/dev/null; then flock 9; fi
-if [ -x "$bin" ]; then
-	echo "$bin"
-	exit 0
-fi
+# shellcheck source=scripts/toolcache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/toolcache.sh"
+toolcache_begin kube-apiserver kube
 
 # Version stamped the way the Kubernetes release build does, so /version and the
 # kubelet-version checks see v1.37.x rather than v0.0.0-master.

@@ -15,28 +15,9 @@
 #                            for a machine shared with other work (slower).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mod="$repo/tools/thanos"
-[ -f "$mod/go.sum" ] || { echo "thanos.sh: $mod/go.sum not found" >&2; exit 1; }
-
-hash=$(sha256sum "$mod/go.sum" | cut -c1-16)
-root=${SUBSTRATE_DENSITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/substrate-density}
-dir="$root/thanos-$hash"
-bin="$dir/thanos"
-
-if [ -x "$bin" ]; then
-	echo "$bin"
-	exit 0
-fi
-
-mkdir -p "$dir"
-# One build at a time per key: a second caller waits and then reuses the result.
-exec 9>"$dir/.lock"
-if command -v flock >/dev/null; then flock 9; fi
-if [ -x "$bin" ]; then
-	echo "$bin"
-	exit 0
-fi
+# shellcheck source=scripts/toolcache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/toolcache.sh"
+toolcache_begin thanos thanos
 
 # Version stamped the way the Thanos release build does, so `thanos --version`
 # and the build_info metric report the pinned release.
