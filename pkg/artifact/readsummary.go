@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
@@ -236,4 +237,44 @@ func finiteNumber(n json.Number) (float64, error) {
 		return 0, fmt.Errorf("%q is not a finite number", n.String())
 	}
 	return v, nil
+}
+
+// ReadServerSummaryRow reads a stats.jsonl server_summary row back into the
+// typed measurements it was written from, in the spec's order: every one of
+// the flat keys must be there, null or a string holding a finite number
+// (an integer for counts). A row of another shape is an error naming the
+// key, so that a reader can fall back to server_summary.json.
+func ReadServerSummaryRow(r Row) ([]Measurement, error) {
+	if r.Metric != MetricServerSummary {
+		return nil, fmt.Errorf("row metric %q is not %s", r.Metric, MetricServerSummary)
+	}
+	out := ServerSummaryValues(harvest.EmptyResult())
+	for j := range out {
+		m := &out[j]
+		v, ok := r.Measurements.Get(m.Key)
+		if !ok {
+			return nil, fmt.Errorf("%s row: %s: missing", MetricServerSummary, m.Key)
+		}
+		if v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s row: %s: %T is not a string or null", MetricServerSummary, m.Key, v)
+		}
+		if m.Count {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s row: %s: %q is not a count", MetricServerSummary, m.Key, s)
+			}
+			m.Int = &n
+			continue
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%s row: %s: %q is not a finite number", MetricServerSummary, m.Key, s)
+		}
+		m.Float = &x
+	}
+	return out, nil
 }

@@ -99,3 +99,69 @@ func TestBlockReadersCoverTheTable(t *testing.T) {
 		t.Errorf("%d readers for %d blocks %v", len(blockReaders), len(names), names)
 	}
 }
+
+// A server_summary row reads back into the measurements it was written
+// from, through its bytes in stats.jsonl.
+func TestReadServerSummaryRowRoundTrip(t *testing.T) {
+	md := ServerMetadata{TestName: "actor-density", Tag: "c0ffee1", Start: 1710237600}
+	for name, r := range map[string]*harvest.Result{"full": fullResult(), "empty": emptyResult(), "sample": sample()} {
+		t.Run(name, func(t *testing.T) {
+			line, err := ServerSummaryRow(md, r).MarshalLine()
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := ParseRow(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadServerSummaryRow(*row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ServerSummaryValues(r); !reflect.DeepEqual(got, want) {
+				t.Errorf("read back %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestReadServerSummaryRowErrors(t *testing.T) {
+	good := ServerSummaryRow(ServerMetadata{Start: 1}, fullResult())
+	set := func(key string, v any) Row {
+		r := good
+		r.Measurements = append(Object(nil), good.Measurements...)
+		r.Measurements.Set(key, v)
+		return r
+	}
+	countKey, figureKey := "", ""
+	for _, m := range ServerSummaryValues(fullResult()) {
+		if m.Count && countKey == "" {
+			countKey = m.Key
+		}
+		if !m.Count && figureKey == "" {
+			figureKey = m.Key
+		}
+	}
+	missing := good
+	missing.Measurements = good.Measurements[1:]
+	other := good
+	other.Metric = MetricTrialSummary
+	for _, c := range []struct {
+		name string
+		row  Row
+		want string
+	}{
+		{"missing key", missing, good.Measurements[0].Key + ": missing"},
+		{"other metric", other, "is not server_summary"},
+		{"count not an integer", set(countKey, "1.5"), countKey + `: "1.5" is not a count`},
+		{"figure not a number", set(figureKey, "fast"), figureKey + `: "fast" is not a finite number`},
+		{"figure NaN", set(figureKey, "NaN"), "is not a finite number"},
+		{"number, not a string", set(figureKey, 1.5), "is not a string or null"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := ReadServerSummaryRow(c.row); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}

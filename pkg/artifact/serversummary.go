@@ -114,9 +114,10 @@ func ServerSummaryJSON(md ServerMetadata, r *harvest.Result) ([]byte, error) {
 }
 
 // Measurement is one flat server_summary key with its typed value: Float
-// for figures, Int for counts; both nil is null.
+// for figures, Int for counts (Count); both nil is null.
 type Measurement struct {
 	Key   string
+	Count bool
 	Float *float64
 	Int   *int64
 }
@@ -135,7 +136,7 @@ func (m Measurement) Number() *float64 {
 func ServerSummaryValues(r *harvest.Result) []Measurement {
 	m := make([]Measurement, 0, 80)
 	f := func(k string, v *float64) { m = append(m, Measurement{Key: k, Float: v}) }
-	i := func(k string, v *int64) { m = append(m, Measurement{Key: k, Int: v}) }
+	i := func(k string, v *int64) { m = append(m, Measurement{Key: k, Count: true, Int: v}) }
 	ps := [4]string{"p50", "p90", "p95", "p99"}
 	for _, p := range ps {
 		f("cluster_packing_"+p, pickP(r.Packing.Summary, p))

@@ -445,7 +445,7 @@ func datasourceFaults() []dsFault {
 		}, []string{"half-written"}, []string{"packing", "oomEvents", "clusterFacts", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: half-written server_summary.json", func(t *testing.T, e *env) {
 			damage.Cut(t, filepath.Join(e.runDir(), runs.FileServerSummary), 0.5)
-		}, []string{"server_summary.json"}, []string{"packing", "oomEvents", "clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
+		}, []string{"server_summary.json"}, []string{"packing", "oomEvents", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),
 		storeFault("Results store: half-written stats.jsonl (last line cut)", func(t *testing.T, e *env) {
 			corruptLastLine(t, filepath.Join(e.runDir(), runs.FileStatsJSONL), false)
 		}, []string{"no trial_summary row"}, []string{"clusterFacts", "frontier", "summary"}, backend.HealthStatusOk, "listable", storeHealthNote, ""),

@@ -62,8 +62,8 @@ func (d *Datasource) runLadder(ctx context.Context, e runs.Entry) ladderRead {
 		return lr
 	}
 	if d.settings.PreferStored {
-		s := d.storedArtifacts(ctx, e)
-		lr.notes = append(lr.notes, s.problems...)
+		s := d.storedRows(ctx, e)
+		lr.notes = append(lr.notes, problems(s.problem)...)
 		if lr.steps, lr.sum, lr.found = ladder.FromRows(s.ladder); lr.found {
 			lr.notes = append(lr.notes, fmt.Sprintf("source: results store (the ladder rows of the stored %s of run %s)", runs.FileStatsJSONL, e.ID))
 			return lr

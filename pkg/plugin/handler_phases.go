@@ -78,8 +78,8 @@ func (d *Datasource) phaseFrames(ctx context.Context, o phaseOptions, e runs.Ent
 		notices = append(notices, harvest.Notice{Block: blockPhases, Kind: kind, Reason: fmt.Sprintf(format, a...)})
 	}
 	stored := false
-	if e.Source == runs.SourceStore && d.catalogs.Store != nil {
-		s := d.storedArtifacts(ctx, e)
+	if d.inStore(e) {
+		s := d.storedRows(ctx, e)
 		if len(s.phases) > 0 {
 			stored = true
 			groups, summary = phases.FromRows(s.phases)

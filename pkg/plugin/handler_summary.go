@@ -50,10 +50,32 @@ func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Resu
 	return r
 }
 
+// storedServerRow is the server_summary row of a stored run's stats.jsonl
+// as the summary's values, when the settings prefer the store and the row
+// reads back whole: over many runs (Runs over time) each run's row is all
+// that is read, never its time series.
+func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artifact.Measurement, string, bool) {
+	if !d.settings.PreferStored {
+		return nil, "", false
+	}
+	row := d.storedRows(ctx, e).server
+	if row == nil {
+		return nil, "", false
+	}
+	values, err := artifact.ReadServerSummaryRow(*row)
+	if err != nil {
+		return nil, "", false
+	}
+	return values, fmt.Sprintf("run %s: source: results store (the %s row of its stored %s)", e.ID, artifact.MetricServerSummary, runs.FileStatsJSONL), true
+}
+
 // handleSummary answers `summary`: one row per run with id, start, the 80
 // flat server_summary keys and the trial_summary keys, numbers as numbers
 // (text facts as strings), to compare runs side by side. With run range:
-// every catalogued run starting in the dashboard range.
+// every catalogued run starting in the dashboard range; over several runs a
+// stored run's values are its stored server_summary row (the same numbers
+// as its server_summary.json, which a single run's summary reads with the
+// notices of each block).
 func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		if err := d.needPrometheus(); err != nil {
@@ -75,6 +97,13 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 				sem <- struct{}{}
 				defer func() { <-sem }()
 				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
+				if len(entries) > 1 {
+					if values, note, ok := d.storedServerRow(ctx, e); ok {
+						rs.server, rs.notes = values, append(rs.notes, note)
+						out[i] = rs
+						return
+					}
+				}
 				if e.EndKnown {
 					r := d.fullResult(ctx, e)
 					rs.server, rs.notices, rs.queries = artifact.ServerSummaryValues(r), r.Notices, r.Queries

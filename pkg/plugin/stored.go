@@ -16,36 +16,45 @@ import (
 // maxStoredFile bounds what is read of one stored artifact.
 const maxStoredFile = 64 << 20
 
-// stored is what a stored run's own artifacts recorded: server_summary.json
-// read into the engine's Result and the last trial_summary row of
-// stats.jsonl. Both are immutable once written, so they are cached with the
-// run's blocks.
-type stored struct {
-	// summary is nil when the run has no server_summary.json, or one that
-	// does not parse (problems says why; the blocks are then harvested).
+// A stored run's recorded artifacts are read separately and lazily, each
+// once per finished run (they are immutable once written), so that a panel
+// reads only what it shows: the Runs over time trend reads stats.jsonl
+// alone, never the time series of server_summary.json or psi_series.json.
+
+// storedSummary is a stored run's server_summary.json read into the
+// engine's Result; nil when the run has none, or one that does not parse
+// (problem says why; the blocks are then harvested).
+type storedSummary struct {
 	summary *artifact.StoredSummary
-	// psi is the run's psi_series.json (bands and top series of every PSI
-	// panel); nil when the store has none.
-	psi   *artifact.PSISeries
-	trial *artifact.Row
-	// ladder is the last set of ladder_step_* and ladder_summary rows.
-	ladder []artifact.Row
-	// phases are the phase family rows of stats.jsonl (phase-breakdown.md):
-	// the last run of consecutive phase rows, so that a later export's set
-	// replaces an earlier one appended to the same file.
-	phases   []artifact.Row
-	problems []string
+	problem string
 }
 
-// storedArtifacts reads (once per finished run) a stored run's recorded
-// artifacts. For runs outside the store it returns the zero value.
-func (d *Datasource) storedArtifacts(ctx context.Context, e runs.Entry) stored {
-	if e.Source != runs.SourceStore || d.catalogs.Store == nil {
-		return stored{}
-	}
-	now := d.now()
-	v, _ := d.cache.get(ctx, d.blockKey(e, "stored"), now, func() (any, time.Duration) {
-		s := d.readStored(ctx, e)
+// storedPSIFile is a stored run's psi_series.json (bands and top series of
+// every PSI panel); nil when the store has none.
+type storedPSIFile struct {
+	psi     *artifact.PSISeries
+	problem string
+}
+
+// storedRows are the rows of a stored run's stats.jsonl that panels show.
+type storedRows struct {
+	// server and trial are the last server_summary and trial_summary rows.
+	server, trial *artifact.Row
+	// ladder is the last set of ladder_step_* and ladder_summary rows.
+	ladder []artifact.Row
+	// phases are the phase family rows (phase-breakdown.md): the last run
+	// of consecutive phase rows, so that a later export's set replaces an
+	// earlier one appended to the same file.
+	phases  []artifact.Row
+	problem string
+}
+
+// storedOnce reads one artifact of a stored run through the cache: kept
+// for good once the run is complete, for liveTTL while the orchestrator
+// may still upload, not at all when the read was cancelled.
+func storedOnce[T any](ctx context.Context, d *Datasource, e runs.Entry, what string, read func() T) T {
+	v, _ := d.cache.get(ctx, d.blockKey(e, what), d.now(), func() (any, time.Duration) {
+		s := read()
 		switch {
 		case ctx.Err() != nil:
 			return s, 0
@@ -54,57 +63,98 @@ func (d *Datasource) storedArtifacts(ctx context.Context, e runs.Entry) stored {
 		}
 		return s, liveTTL
 	})
-	s, _ := v.(stored)
+	s, _ := v.(T)
 	return s
 }
 
-func (d *Datasource) readStored(ctx context.Context, e runs.Entry) stored {
-	var s stored
-	if e.Artifacts.ServerSummary {
+// inStore reports whether e's artifacts can be read from the results store.
+func (d *Datasource) inStore(e runs.Entry) bool {
+	return e.Source == runs.SourceStore && d.catalogs.Store != nil
+}
+
+func (d *Datasource) storedSummary(ctx context.Context, e runs.Entry) storedSummary {
+	if !d.inStore(e) || !e.Artifacts.ServerSummary {
+		return storedSummary{}
+	}
+	return storedOnce(ctx, d, e, "stored "+runs.FileServerSummary, func() storedSummary {
+		var s storedSummary
 		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileServerSummary, maxStoredFile)
 		if err == nil {
 			s.summary, err = artifact.ReadServerSummary(b)
 		}
 		if err != nil {
-			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): its numbers are harvested from Prometheus", runs.FileServerSummary, err))
+			s.problem = fmt.Sprintf("the run's stored %s could not be read (%v): its numbers are harvested from Prometheus", runs.FileServerSummary, err)
 		}
+		return s
+	})
+}
+
+func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedPSIFile {
+	if !d.inStore(e) || !e.Artifacts.PSISeries {
+		return storedPSIFile{}
 	}
-	if e.Artifacts.PSISeries {
+	return storedOnce(ctx, d, e, "stored "+runs.FilePSISeries, func() storedPSIFile {
+		var s storedPSIFile
 		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FilePSISeries, maxStoredFile)
 		if err == nil {
 			s.psi, err = artifact.ReadPSISeries(b)
 		}
 		if err != nil {
-			s.problems = append(s.problems, fmt.Sprintf("the run's stored %s could not be read (%v): PSI series are read from Prometheus", runs.FilePSISeries, err))
+			s.problem = fmt.Sprintf("the run's stored %s could not be read (%v): PSI series are read from Prometheus", runs.FilePSISeries, err)
 		}
+		return s
+	})
+}
+
+func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
+	if !d.inStore(e) || !e.Artifacts.StatsJSONL {
+		return storedRows{}
 	}
-	if e.Artifacts.StatsJSONL {
+	return storedOnce(ctx, d, e, "stored "+runs.FileStatsJSONL, func() storedRows {
+		var s storedRows
 		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileStatsJSONL, maxStoredFile)
 		if err != nil {
-			s.problems = append(s.problems, err.Error())
-		} else {
-			inLadder := false
-			inSet := false
-			_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
-				if l.Row != nil && l.Row.Metric == artifact.MetricTrialSummary {
+			s.problem = err.Error()
+			return s
+		}
+		inLadder := false
+		inSet := false
+		_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
+			if l.Row != nil {
+				switch l.Row.Metric {
+				case artifact.MetricTrialSummary:
 					s.trial = l.Row // the last row wins
+				case artifact.MetricServerSummary:
+					s.server = l.Row
 				}
-				inLadder = keepLadderRow(&s.ladder, l.Row, inLadder)
-				isPhase := l.Row != nil && phases.IsFamilyMetric(l.Row.Metric)
-				if isPhase && !inSet {
-					s.phases = nil // a new set: the last one wins
-				}
-				if isPhase {
-					s.phases = append(s.phases, *l.Row)
-				}
-				if l.Row != nil {
-					inSet = isPhase // blank or broken lines do not end a set
-				}
-				return nil
-			})
+			}
+			inLadder = keepLadderRow(&s.ladder, l.Row, inLadder)
+			isPhase := l.Row != nil && phases.IsFamilyMetric(l.Row.Metric)
+			if isPhase && !inSet {
+				s.phases = nil // a new set: the last one wins
+			}
+			if isPhase {
+				s.phases = append(s.phases, *l.Row)
+			}
+			if l.Row != nil {
+				inSet = isPhase // blank or broken lines do not end a set
+			}
+			return nil
+		})
+		return s
+	})
+}
+
+// problems are the stored artifacts of e that could not be read, for the
+// notices of what was read instead.
+func problems(ps ...string) []string {
+	var out []string
+	for _, p := range ps {
+		if p != "" {
+			out = append(out, p)
 		}
 	}
-	return s
+	return out
 }
 
 // keepLadderRow adds a ladder row to set, starting a new set (the last
@@ -127,7 +177,7 @@ func (d *Datasource) storedBlock(ctx context.Context, e runs.Entry, block string
 	if !d.settings.PreferStored {
 		return blockResult{}, false
 	}
-	s := d.storedArtifacts(ctx, e)
+	s := d.storedSummary(ctx, e)
 	if s.summary == nil || !s.summary.Blocks[block] {
 		return blockResult{}, false
 	}
@@ -138,7 +188,7 @@ func (d *Datasource) storedBlock(ctx context.Context, e runs.Entry, block string
 
 // storedPSI is a stored run's psi_series.json band set of one PSI panel.
 func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resource string) *harvest.PSIBandSet {
-	s := d.storedArtifacts(ctx, e)
+	s := d.storedPSIFile(ctx, e)
 	if s.psi == nil {
 		return nil
 	}
@@ -169,7 +219,7 @@ type ladderWindow struct {
 // a run outside the store or without a ladder). Skipped steps have none.
 func (d *Datasource) storedLadderWindows(ctx context.Context, e runs.Entry) []ladderWindow {
 	var out []ladderWindow
-	if steps, _, found := ladder.FromRows(d.storedArtifacts(ctx, e).ladder); found && d.settings.PreferStored {
+	if steps, _, found := ladder.FromRows(d.storedRows(ctx, e).ladder); found && d.settings.PreferStored {
 		for _, r := range steps {
 			out = append(out, ladderWindow{step: r.Step, win: r.Window})
 		}
@@ -225,7 +275,7 @@ func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {
 	if !d.settings.PreferStored {
 		return nil
 	}
-	return d.storedArtifacts(ctx, e).problems
+	return problems(d.storedSummary(ctx, e).problem, d.storedPSIFile(ctx, e).problem, d.storedRows(ctx, e).problem)
 }
 
 // kubernetesOOM is the Kubernetes part of oom_events for a run: a stored
@@ -233,7 +283,7 @@ func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {
 // "before" snapshot, without which the four counts are unknown.
 func (d *Datasource) kubernetesOOM(ctx context.Context, e runs.Entry) harvest.KubernetesOOM {
 	if e.Source == runs.SourceStore {
-		s := d.storedArtifacts(ctx, e)
+		s := d.storedSummary(ctx, e)
 		if s.summary != nil && s.summary.Blocks[harvest.BlockOOM] {
 			o := s.summary.Result.OOM
 			return harvest.KubernetesOOM{WorkerRestarts: o.WorkerRestarts, WorkerOOMKilledPods: o.WorkerOOMKilledPods,

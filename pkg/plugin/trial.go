@@ -76,8 +76,8 @@ func (d *Datasource) trialSummary(ctx context.Context, e runs.Entry) trialRow {
 
 func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 	var t trialRow
-	s := d.storedArtifacts(ctx, e)
-	t.notices = append(t.notices, s.problems...)
+	s := d.storedRows(ctx, e)
+	t.notices = append(t.notices, problems(s.problem)...)
 	if s.trial == nil {
 		for _, k := range factKeys {
 			t.put(k, nil)
