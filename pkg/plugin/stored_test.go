@@ -199,6 +199,9 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 	if shown != nonNull {
 		t.Errorf("%d of %d stored values shown", shown, nonNull)
 	}
+	if got := strings.Count(noticeTexts(resp), "source: results store (the server_summary row of its stored stats.jsonl)"); got != 10 {
+		t.Errorf("%d of 10 runs say their values are their stored server_summary row:\n%s", got, noticeTexts(resp))
+	}
 
 	// A run stored with its psi_series.json: the PSI panel is the stored
 	// bands and top series, without a Prometheus request.
