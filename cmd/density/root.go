@@ -16,7 +16,7 @@ import (
 // newRoot is the density command tree: the subcommands in the order of the
 // help, then cobra's completion and help.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	cobra.EnableCommandSorting = false
+	cobra.EnableCommandSorting = false // the help lists the commands in this order
 	root := &cobra.Command{
 		Use:     "density",
 		Short:   "server-side density ground truth for Substrate benchmark runs",
