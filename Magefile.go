@@ -157,13 +157,13 @@ func Export(ctx context.Context, runDir string) error {
 }
 
 // Check evaluates a gates file on the run in runDir like `density check
-// --run-dir runDir`; the other flags come from environment variables named
-// like them: GATES, BASELINE, BASELINE_RUN, BASELINE_STORE, STORE, JUNIT.
-// A failed gate exits 3.
+// --run-dir runDir`; every other flag of `density check` comes from the
+// environment variable named like it: GATES, BASELINE, BASELINE_RUN,
+// BASELINE_STORE, STORE, JUNIT, OUT. A failed gate exits 3.
 func Check(ctx context.Context, runDir string) error {
-	o := command.CheckOptions{
-		Gates: os.Getenv("GATES"), RunDir: runDir, Store: os.Getenv("STORE"), JUnit: os.Getenv("JUNIT"),
-		Baseline: command.BaselineFlags{Dir: os.Getenv("BASELINE"), Run: os.Getenv("BASELINE_RUN"), Store: os.Getenv("BASELINE_STORE")},
+	o, err := command.CheckFromEnv(runDir, os.Getenv)
+	if err != nil {
+		return mg.Fatalf(command.ExitUsage, "mage check: %v", err)
 	}
 	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != command.ExitOK {
 		return mg.Fatalf(code, "mage check: exit %d", code)

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,30 +13,11 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/substrate/density/pkg/verdicts/command"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
-
-const usage = `density: server-side density ground truth for Substrate benchmark runs
-
-Usage:
-  density <command> [flags]
-
-Commands:
-  export       harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl
-  check        evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails
-  compare      compare two runs key by key (Markdown or JSON)
-  regressions  change points across the stored runs of a test name (exit 4 on a recent regression)
-  report       write report.html from a run's stored artifacts (or re-make one with a baseline)
-  phases       print the suspend/resume phase percentiles and slowest operations of pod log files
-  ladder       --print-profile: print the built-in ladder profile (the figures of each ladder step) as YAML
-  version      print the version and exit
-  help         show this help
-
-Run 'density <command> --help' for the flags of a command.
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -44,41 +26,31 @@ func main() {
 	os.Exit(code)
 }
 
-// run dispatches a subcommand and returns the process exit code:
-// 0 success, 1 artifacts could not be written (or logs read), 2 usage
-// error, 3 a gate failed, 4 an unacknowledged regression at one of the
-// newest runs.
+// run runs the command line and returns the process exit code: 0 success,
+// 1 artifacts could not be written (or logs read), 2 usage error (an
+// unknown command or flag, a bad value: one line on stderr), 3 a gate
+// failed, 4 an unacknowledged regression at one of the newest runs.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	switch args[0] {
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(stdout, usage)
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	var code exitCode
+	switch {
+	case err == nil:
 		return 0
-	case "version", "--version":
-		fmt.Fprintf(stdout, "density %s\n", buildVersion())
-		return 0
-	case "export":
-		return runExport(ctx, args[1:], stdout, stderr)
-	case "check":
-		return command.Check(ctx, args[1:], command.DefaultEnv(stdout, stderr))
-	case "compare":
-		return command.Compare(ctx, args[1:], command.DefaultEnv(stdout, stderr))
-	case "regressions":
-		return command.Regressions(ctx, args[1:], command.DefaultEnv(stdout, stderr))
-	case "ladder":
-		return runLadder(args[1:], stdout, stderr)
-	case "phases":
-		return runPhases(args[1:], stdout, stderr)
-	case "report":
-		return runReport(ctx, args[1:], stdout, stderr)
+	case errors.As(err, &code):
+		return int(code)
 	default:
-		fmt.Fprintf(stderr, "density: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), cli.FlagError(err))
 		return 2
 	}
 }
+
+// exitCode carries a subcommand's exit code through cobra; the command has
+// already said why.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
 
 func buildVersion() string {
 	if version != "" {

@@ -20,6 +20,7 @@ func TestRun(t *testing.T) {
 		{"help lists version", []string{"help"}, 0, "version", ""},
 		{"version", []string{"version"}, 0, "density ", ""},
 		{"no args is a usage error", nil, 2, "", "Commands:"},
+		{"no args prints the usage on stderr only", []string{}, 2, "", "Run 'density <command> --help'"},
 		{"help lists check", []string{"help"}, 0, "regressions", ""},
 		{"check without gates", []string{"check"}, 2, "", "--gates"},
 		{"compare needs two runs", []string{"compare", "a"}, 2, "", "two runs"},
@@ -29,6 +30,23 @@ func TestRun(t *testing.T) {
 		{"ladder prints the built-in profile", []string{"ladder", "--print-profile"}, 0, "key: resume_p99_ms", ""},
 		{"ladder without a flag is a usage error", []string{"ladder"}, 2, "", "--print-profile"},
 		{"ladder help", []string{"ladder", "--help"}, 0, "print-profile", ""},
+		{"version flag", []string{"--version"}, 0, "density ", ""},
+		{"help of export lists its flags", []string{"export", "--help"}, 0, "--prometheus-url string", ""},
+		{"help command of a subcommand", []string{"help", "check"}, 0, "--gates", ""},
+		{"completion bash prints a script", []string{"completion", "bash"}, 0, "complete -o default -F __start_density density", ""},
+		{"unknown flag of export", []string{"export", "--bogus"}, 2, "", "density export: unknown flag --bogus"},
+		{"unknown flag of check", []string{"check", "--bogus"}, 2, "", "density check: unknown flag --bogus"},
+		{"unknown root flag", []string{"--bogus"}, 2, "", "density: unknown flag --bogus"},
+		{"bad value names the flag", []string{"export", "--timeout", "soon"}, 2, "", `"--timeout"`},
+		{"export takes no arguments", []string{"export", "--run-dir", ".", "extra"}, 2, "", `unexpected argument "extra"`},
+		{"check takes no arguments", []string{"check", "extra"}, 2, "", `unexpected argument "extra"`},
+		{"ladder takes no arguments", []string{"ladder", "--print-profile", "extra"}, 2, "", "--print-profile"},
+		{"version takes no arguments", []string{"version", "extra"}, 2, "", "density version:"},
+		// The negations are flags of the mounted command, not unknown ones:
+		// the export gets as far as its own checks.
+		{"negations", []string{"export", "--no-report", "--no-ladder", "--no-phase-breakdown", "--no-cluster-facts"}, 2, "",
+			"density export: one of --run-dir or --store is required"},
+		{"no-wait is a flag of its own", []string{"export", "--no-wait=true"}, 2, "", "one of --run-dir or --store"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +60,19 @@ func TestRun(t *testing.T) {
 			}
 			if !strings.Contains(errOut.String(), tc.inStderr) {
 				t.Errorf("stderr %q does not contain %q", errOut.String(), tc.inStderr)
+			}
+			// A usage error is one line on stderr, except a missing command
+			// (the usage) and ladder's usage line.
+			if tc.code == 2 && len(tc.args) > 0 {
+				if n := strings.Count(strings.TrimSpace(errOut.String()), "\n"); n > 0 {
+					t.Errorf("want one line on stderr, got %d: %q", n+1, errOut.String())
+				}
+			}
+			if len(tc.args) == 0 && out.Len() > 0 {
+				t.Errorf("stdout %q without a command", out.String())
+			}
+			if tc.code == 0 && errOut.Len() > 0 {
+				t.Errorf("stderr %q on success", errOut.String())
 			}
 		})
 	}

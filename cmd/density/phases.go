@@ -1,58 +1,53 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/phases"
 )
 
-const phasesUsage = `Usage: density phases FILE... [--slowest N]
-
-Reads atelet and worker pod logs (kubectl logs dumps, with or without
+// phasesCommand is 'density phases': 0 ok (also with no records), 1 a log
+// could not be read, 2 usage error.
+func phasesCommand(stdout, stderr io.Writer) cli.Command {
+	fs := cli.NewFlagSet("density phases")
+	slowest := count(5)
+	fs.Var(&slowest, "slowest", "how many of the slowest operations to print as waterfalls (0 none)")
+	return cli.Command{
+		Use:   "phases FILE... [--slowest N]",
+		Short: "print the suspend/resume phase percentiles and slowest operations of pod log files",
+		Long: `Reads atelet and worker pod logs (kubectl logs dumps, with or without
 --prefix, JSON lines, a Cloud Logging export; a directory means its *.log
 and *.json files) and prints the suspend/resume phase percentiles and the
-N slowest operations (default 5) as waterfalls.
-`
-
-// runPhases is 'density phases': 0 ok (also with no records), 1 a log
-// could not be read, 2 usage error.
-func runPhases(args []string, stdout, stderr io.Writer) int {
-	slowest := 5
-	var paths []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-h" || a == "--help" || a == "-help":
-			fmt.Fprint(stdout, phasesUsage)
-			return 0
-		case a == "--slowest" || a == "-slowest":
-			if i+1 >= len(args) {
-				fmt.Fprintf(stderr, "density phases: --slowest needs a number\n\n%s", phasesUsage)
-				return 2
-			}
-			i++
-			a = "--slowest=" + args[i] //nolint:gosec // G602: i < len(args) is checked above
-			fallthrough
-		case strings.HasPrefix(a, "--slowest=") || strings.HasPrefix(a, "-slowest="):
-			n, err := strconv.Atoi(a[strings.IndexByte(a, '=')+1:])
-			if err != nil || n < 0 {
-				fmt.Fprintf(stderr, "density phases: --slowest %q is not a count\n", a[strings.IndexByte(a, '=')+1:])
-				return 2
-			}
-			slowest = n
-		case strings.HasPrefix(a, "-") && a != "-":
-			fmt.Fprintf(stderr, "density phases: unknown flag %s\n\n%s", a, phasesUsage)
-			return 2
-		default:
-			paths = append(paths, a)
-		}
+N slowest operations (default 5) as waterfalls.`,
+		Flags: fs,
+		Run: func(_ context.Context, paths []string) int {
+			return runPhases(paths, int(slowest), stdout, stderr)
+		},
 	}
+}
+
+// count is a flag value that is a whole number, not negative.
+type count int
+
+func (c *count) String() string { return strconv.Itoa(int(*c)) }
+func (c *count) Type() string   { return "N" }
+func (c *count) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a count", v)
+	}
+	*c = count(n)
+	return nil
+}
+
+func runPhases(paths []string, slowest int, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
-		fmt.Fprintf(stderr, "density phases: no log file given\n\n%s", phasesUsage)
+		fmt.Fprintln(stderr, "density phases: no log file given (usage: density phases FILE... [--slowest N])")
 		return 2
 	}
 	files, err := phases.LogFiles(paths)

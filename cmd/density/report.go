@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,67 +11,77 @@ import (
 	"slices"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/report"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts/command"
 )
-
-const reportUsage = `Usage: density report --run-dir DIR [--baseline DIR | --baseline-store URL --baseline-run ID] [--out DIR]
-       density report --store URL --run ID [--baseline DIR | --baseline-run ID] [--out DIR]
-
-Writes report.html from a run's stored artifacts (server_summary.json,
-psi_series.json, the trial_summary row of stats.jsonl). Exit codes: 0 ok,
-1 the report could not be made or written, 2 usage error.
-
-Flags:
-`
 
 // reportFlags are `density report`'s inputs.
 type reportFlags struct {
-	runDir, store, runID, baseline, baselineRun, baselineStore, out string
-	promURL                                                         string
+	runDir, store, runID, out, promURL string
+	base                               command.BaselineFlags
 }
 
-func parseReportFlags(args []string, stdout io.Writer) (reportFlags, error) {
-	var f reportFlags
-	fs := flag.NewFlagSet("density report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+// addReportFlags declares `density report`'s flags on fs, bound to f.
+func addReportFlags(fs *pflag.FlagSet, f *reportFlags) {
 	fs.StringVar(&f.runDir, "run-dir", "", "run directory holding server_summary.json (and psi_series.json, stats.jsonl)")
-	fs.StringVar(&f.store, "store", "", "results store URL (file://, gs://, s3://, azblob://), with --run")
-	fs.StringVar(&f.runID, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
-	fs.StringVar(&f.baseline, "baseline", "", "a baseline run directory: adds a compare column to every figure")
-	fs.StringVar(&f.baselineRun, "baseline-run", "", "a baseline run id (or latest) in --baseline-store")
-	fs.StringVar(&f.baselineStore, "baseline-store", "", "results store URL of --baseline-run (default --store)")
-	fs.StringVar(&f.promURL, "prometheus-url", "", `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`)
+	cli.Store{Store: &f.store, Run: &f.runID}.AddTo(fs)
+	command.AddBaselineFlags(fs, &f.base)
+	cli.Prometheus{URL: &f.promURL,
+		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`}.AddTo(fs)
 	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, reportUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-		}
-		return f, err
-	}
+}
+
+// check validates the flags and the positional arguments (none).
+func (f reportFlags) check(args []string) error {
 	switch {
-	case fs.NArg() > 0:
-		return f, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+	case len(args) > 0:
+		return fmt.Errorf("unexpected argument %q (flags only)", args[0])
 	case (f.runDir == "") == (f.store == ""):
-		return f, errors.New("give one of --run-dir or --store")
+		return errors.New("give one of --run-dir or --store")
 	case f.store != "" && f.runID == "":
-		return f, errors.New("--store needs --run")
+		return errors.New("--store needs --run")
 	case f.store == "" && f.runID != "":
-		return f, errors.New("--run needs --store")
-	case f.baselineRun != "" && f.store == "" && f.baselineStore == "":
-		return f, errors.New("--baseline-run needs --baseline-store or --store")
-	case f.baselineStore != "" && f.baselineRun == "":
-		return f, errors.New("--baseline-store needs --baseline-run")
-	case f.baseline != "" && f.baselineRun != "":
-		return f, errors.New("give one of --baseline or --baseline-run")
+		return errors.New("--run needs --store")
+	case f.base.Run != "" && f.store == "" && f.base.Store == "":
+		return errors.New("--baseline-run needs --baseline-store or --store")
+	case f.base.Store != "" && f.base.Run == "":
+		return errors.New("--baseline-store needs --baseline-run")
+	case f.base.Dir != "" && f.base.Run != "":
+		return errors.New("give one of --baseline or --baseline-run")
 	}
-	return f, nil
+	return nil
+}
+
+// reportCommand is `density report`: 0 ok, 1 the report could not be made
+// or written, 2 usage error.
+func reportCommand(stdout, stderr io.Writer) cli.Command {
+	var f reportFlags
+	fs := cli.NewFlagSet("density report")
+	addReportFlags(fs, &f)
+	return cli.Command{
+		Use:   "report (--run-dir DIR | --store URL --run ID) [--baseline DIR | --baseline-run ID] [flags]",
+		Short: "write report.html from a run's stored artifacts (or re-make one with a baseline)",
+		Long: `Writes report.html from a run's stored artifacts (server_summary.json,
+psi_series.json, the trial_summary row of stats.jsonl); a baseline adds a
+compare column to every figure. Exit codes: 0 ok, 1 the report could not
+be made or written, 2 usage error.`,
+		Flags: fs,
+		Run: func(ctx context.Context, args []string) int {
+			if err := f.check(args); err != nil {
+				fmt.Fprintf(stderr, "density report: %v\n", err)
+				return 2
+			}
+			return runReport(ctx, f, stdout, stderr)
+		},
+	}
 }
 
 // storeRun is a run found in a results store.
@@ -228,15 +237,7 @@ func psiFromPrometheus(ctx context.Context, url string, run report.Run) (*artifa
 	return nil, fmt.Errorf("Prometheus at %s holds no PSI series of the run (past its retention?)", url)
 }
 
-func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, err := parseReportFlags(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "density report: %v\n", err)
-		return 2
-	}
+func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "density report: %v\n", err)
 		return 1
@@ -267,20 +268,20 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			out = fmt.Sprintf("./%s-%d", sr.entry.TestName, sr.entry.Start)
 		}
 	}
-	if f.baselineRun != "" {
-		url := f.baselineStore
+	if f.base.Run != "" {
+		url := f.base.Store
 		if url == "" {
 			url = f.store
 		}
-		sr, err := openStoreRun(ctx, url, f.baselineRun)
+		sr, err := openStoreRun(ctx, url, f.base.Run)
 		if err != nil {
 			return storeFail(stderr, "baseline run", err)
 		}
 		defer sr.close()
 		baseOpen = sr.open
 	}
-	if f.baseline != "" {
-		baseOpen = dirOpener(f.baseline)
+	if f.base.Dir != "" {
+		baseOpen = dirOpener(f.base.Dir)
 	}
 
 	run, notices, err := loadRun(ctx, open)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,15 +77,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Main parses CLI arguments and runs the export; it returns the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	o, err := ParseFlags(args, env.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return ExitOK
-	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "density export: %v\n", err)
-		return ExitUsage
-	}
-	return Run(ctx, o, env)
+	return NewCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
 }
 
 // Outcome is what an export wrote, for callers that print a summary.

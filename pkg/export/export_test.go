@@ -559,7 +559,8 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	}
 	help := e.errOut.String() + e.out.String()
 	for _, f := range specFlags {
-		if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(f) + `\b`).MatchString(help) {
+		// pflag's list: "  -u, --users float", "      --run-dir string".
+		if !regexp.MustCompile(`(?m)^\s+(?:-\w, )?--?` + regexp.QuoteMeta(f) + `\b`).MatchString(help) {
 			t.Errorf("--help does not document --%s", f)
 		}
 	}

@@ -3,13 +3,14 @@ package export
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"time"
 	_ "time/tzdata" // --log-tz names resolve on hosts without a zone database
+
+	"github.com/spf13/pflag"
 
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
@@ -37,7 +38,7 @@ type LadderOptions struct {
 }
 
 // ladderFlags declares the ladder flags on fs.
-func ladderFlags(fs *flag.FlagSet, o *LadderOptions) {
+func ladderFlags(fs *pflag.FlagSet, o *LadderOptions) {
 	d := ladder.DefaultVars()
 	fs.BoolVar(&o.Enabled, "ladder", true, "write ladder_step_NNN and ladder_summary rows when logs.txt has ladder lines (--no-ladder skips them)")
 	fs.StringVar(&o.ProfileFile, "ladder-profile", "", "YAML file of ladder figures replacing the built-in profile (see density ladder --print-profile)")

@@ -4,8 +4,8 @@
 package export
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
@@ -91,23 +94,12 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// headerList is a repeatable --header 'Name: value' flag.
-type headerList []string
-
-func (h *headerList) String() string { return strings.Join(*h, ", ") }
-func (h *headerList) Set(v string) error {
-	name, _, ok := strings.Cut(v, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf("header %q is not 'Name: value'", v)
-	}
-	*h = append(*h, v)
-	return nil
-}
-
 // pathList is a repeatable path flag.
 type pathList []string
 
 func (p *pathList) String() string { return strings.Join(*p, ", ") }
+func (p *pathList) Type() string   { return "path" }
+func (p *pathList) Repeatable()    {}
 func (p *pathList) Set(v string) error {
 	if v == "" {
 		return errors.New("empty path")
@@ -116,32 +108,60 @@ func (p *pathList) Set(v string) error {
 	return nil
 }
 
-// flagSet declares every export flag on o. The same declaration serves the
-// CLI (flags) and mage (environment variables named after the flags).
-func flagSet(o *Options, output io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("density export", flag.ContinueOnError)
-	fs.SetOutput(output)
+// The help of `density export`.
+const (
+	commandUse  = "export --run-dir DIR [flags]"
+	commandLong = `Harvests a run from Prometheus and Kubernetes into server_summary.json,
+psi_series.json and the stats.jsonl rows (export.md), from a run directory
+or an archived run of a results store:
+
+  density export --run-dir DIR [flags]
+  density export --store URL --run ID [flags]
+  density export --run-dir DIR --before    (the "before" snapshot, then exit)
+
+Exit codes: 0 ok (also when Prometheus or Kubernetes were unreachable: their
+fields are null), 1 artifacts not written, 2 usage error, 3 a gate failed.`
+)
+
+// NewCommand is `density export`: the flags of AddFlags, validated, then
+// the export.
+func NewCommand(env Env) cli.Command {
+	var o Options
+	fs := flagSet(&o)
+	return cli.Command{
+		Use:   commandUse,
+		Short: "harvest a run from Prometheus and Kubernetes into server_summary.json and stats.jsonl",
+		Long:  commandLong,
+		Flags: fs,
+		Run: func(ctx context.Context, args []string) int {
+			if err := o.Complete(fs, args); err != nil {
+				fmt.Fprintf(env.Stderr, "density export: %v\n", err)
+				return ExitUsage
+			}
+			return Run(ctx, o, env)
+		},
+	}
+}
+
+// AddFlags declares every export flag on fs, bound to o: the one table
+// behind `density export`, ParseFlags and mage's FromEnv (environment
+// variables named after the flags). Every bool that defaults to on also
+// gets its hidden --no-X.
+func AddFlags(fs *pflag.FlagSet, o *Options) {
+	cli.Store{Store: &o.Store, Run: &o.RunID,
+		StoreUsage: "results store URL (file://, gs://, s3://, azblob://) to re-harvest an archived run (with --run)"}.AddTo(fs)
+	cli.Prometheus{URL: &o.PrometheusURL, DefaultURL: DefaultPrometheusURL, Headers: &o.Headers, BearerTokenFile: &o.BearerTokenFile,
+		Timeout: &o.Timeout, MaxConcurrency: &o.MaxConcurrency, MaxResponseMB: &o.MaxResponseMB}.AddTo(fs)
+	cli.Kubernetes{ClusterFacts: &o.ClusterFacts, Kubeconfig: &o.Kubeconfig, Context: &o.Context}.AddTo(fs)
 	fs.StringVar(&o.RunDir, "run-dir", "", "run directory where Locust wrote stats_history.csv and stats.csv, and where stats.jsonl lives")
-	fs.StringVar(&o.Store, "store", "", "results store URL (file://, gs://, s3://, azblob://) to re-harvest an archived run (with --run)")
-	fs.StringVar(&o.RunID, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
 	fs.StringVar(&o.Out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
 	fs.Int64Var(&o.Start, "start", 0, "run start, Unix seconds (default from the run's files)")
 	fs.Int64Var(&o.End, "end", 0, "run end, Unix seconds (default from the run's files)")
 	fs.StringVar(&o.Tag, "tag", "", "run tag, usually the commit under test (default from the results-store path)")
 	fs.StringVar(&o.TestName, "test-name", "", "test name (default from the results-store path)")
-	fs.Float64Var(&o.Users, "users", 0, "Locust -u user count, used only when stats_history.csv has no user counts")
-	fs.Float64Var(&o.Users, "u", 0, "shorthand for --users")
+	fs.Float64VarP(&o.Users, "users", "u", 0, "Locust -u user count, used only when stats_history.csv has no user counts")
 	fs.Float64Var(&o.ActorsPerUser, "actors-per-user", 1, "actors each Locust user keeps alive (0 means 1)")
-	fs.StringVar(&o.PrometheusURL, "prometheus-url", DefaultPrometheusURL, "Prometheus (or compatible) base URL")
-	fs.Var((*headerList)(&o.Headers), "header", "extra HTTP header 'Name: value' on every Prometheus request (repeatable), e.g. X-Scope-OrgID")
-	fs.StringVar(&o.BearerTokenFile, "bearer-token-file", "", "file holding a bearer token for Prometheus (or set PROMETHEUS_BEARER_TOKEN)")
 	fs.Int64Var(&o.AteletLagS, "atelet-lag-s", 70, "seconds atelet metrics lag behind reality; snapshot edges shift by half")
-	fs.DurationVar(&o.Timeout, "timeout", 0, "timeout of each Prometheus request (default 5s instant, 8s range) and Kubernetes call (5s)")
-	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 8, "Prometheus requests in flight at most")
-	fs.IntVar(&o.MaxResponseMB, "max-response-mb", 64, "largest Prometheus answer read, in MiB (long reads are cut far below it)")
-	fs.BoolVar(&o.ClusterFacts, "cluster-facts", true, "read cluster facts from Kubernetes (--cluster-facts=false or --no-cluster-facts makes no Kubernetes call)")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig path (default in-cluster, then $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&o.Context, "context", "", "kubeconfig context")
 	fs.StringVar(&o.WorkerPool, "worker-pool", "benchmark-ateom", "worker pool name (ate_workerpool_name)")
 	fs.StringVar(&o.WorkerNamespace, "worker-namespace", "benchmark-workloads", "worker pod namespace")
 	fs.StringVar(&o.WorkerContainer, "worker-container", "ateom", "worker container name")
@@ -162,49 +182,42 @@ func flagSet(o *Options, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.Before, "before", false, "record the Kubernetes 'before' snapshot (cluster_before.json) in the run directory and exit")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
 	ladderFlags(fs, &o.Ladder)
+	cli.AddNegations(fs)
+}
+
+// flagSet is the export's flag set on o, quiet: errors are reported by the
+// caller in one line.
+func flagSet(o *Options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("density export", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	AddFlags(fs, o)
 	return fs
 }
 
-// ParseFlags parses `density export` arguments. --no-cluster-facts and
-// --no-ladder are accepted as the negations of --cluster-facts and
-// --ladder.
+// ParseFlags parses `density export` arguments (as AddFlags declares
+// them). --help writes the flag list to output and returns pflag.ErrHelp.
 func ParseFlags(args []string, output io.Writer) (Options, error) {
 	var o Options
-	// Errors are reported by the caller in one line; only --help prints the
-	// flag list.
-	fs := flagSet(&o, io.Discard)
-	rewritten := make([]string, 0, len(args))
-	for _, a := range args {
-		switch a {
-		case "--no-cluster-facts", "-no-cluster-facts":
-			a = "--cluster-facts=false"
-		case "--no-ladder", "-no-ladder":
-			a = "--ladder=false"
-		case "--no-phase-breakdown", "-no-phase-breakdown":
-			a = "--phase-breakdown=false"
-		case "--no-report", "-no-report":
-			a = "--report=false"
-		}
-		rewritten = append(rewritten, a)
-	}
-	if err := fs.Parse(rewritten); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(output, "Usage: density export --run-dir DIR [flags]\n       density export --store URL --run ID [flags]\n       density export --run-dir DIR --before\n\nFlags:")
-			fs.SetOutput(output)
-			fs.PrintDefaults()
+	fs := flagSet(&o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			cli.WriteHelp(output, commandUse, commandLong, fs)
 			return o, err
 		}
 		return o, &UsageError{Err: err}
 	}
-	if fs.NArg() > 0 {
-		return o, usageErrorf("unexpected argument %q (flags only)", fs.Arg(0))
+	return o, o.Complete(fs, fs.Args())
+}
+
+// Complete finishes Options parsed by a flag set of AddFlags: no
+// positional arguments, whether --phase-breakdown was given, then every
+// input validated.
+func (o *Options) Complete(fs *pflag.FlagSet, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q (flags only)", args[0])
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "phase-breakdown" {
-			o.PhaseBreakdownSet = true
-		}
-	})
-	return o, o.validate()
+	o.PhaseBreakdownSet = fs.Changed("phase-breakdown")
+	return o.validate()
 }
 
 // FromEnv builds Options for `mage export [runDir]`: every flag is read from
@@ -214,54 +227,23 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 // PHASE_LOGS with one path per line).
 func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 	var o Options
-	fs := flagSet(&o, io.Discard)
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || f.Name == "u" {
-			return
-		}
-		v := getenv(EnvName(f.Name))
-		if v == "" {
-			return
-		}
-		values := []string{v}
-		if f.Name == "phase-breakdown" {
-			o.PhaseBreakdownSet = true
-		}
-		if f.Name == "header" || f.Name == "phase-logs" {
-			values = strings.Split(strings.TrimSpace(v), "\n")
-		}
-		for _, one := range values {
-			if serr := fs.Set(f.Name, one); serr != nil {
-				err = usageErrorf("%s=%q: %v", EnvName(f.Name), one, serr)
-				return
-			}
-		}
-	})
-	if err != nil {
-		return o, err
+	fs := flagSet(&o)
+	if err := cli.SetFromEnv(fs, getenv); err != nil {
+		return o, &UsageError{Err: err}
 	}
 	if runDir != "" {
 		o.RunDir = runDir
 	}
-	return o, o.validate()
+	return o, o.Complete(fs, nil)
 }
 
 // EnvName maps a flag name to its mage environment variable.
-func EnvName(flagName string) string {
-	return strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func EnvName(flagName string) string { return cli.EnvName(flagName) }
 
 // EnvNames lists every flag with its environment variable, for docs.
 func EnvNames() [][2]string {
 	var o Options
-	var out [][2]string
-	flagSet(&o, io.Discard).VisitAll(func(f *flag.Flag) {
-		if f.Name != "u" {
-			out = append(out, [2]string{"--" + f.Name, EnvName(f.Name)})
-		}
-	})
-	return out
+	return cli.EnvNames(flagSet(&o))
 }
 
 // validate checks every input before anything is read or written.

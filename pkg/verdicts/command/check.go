@@ -2,13 +2,15 @@ package command
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/pflag"
+
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
@@ -178,34 +180,67 @@ func exitFor(err error) int {
 	return ExitWrite
 }
 
-// AddBaselineFlags registers --baseline, --baseline-run, --baseline-store.
-func AddBaselineFlags(fs *flag.FlagSet, b *BaselineFlags) {
+// AddBaselineFlags declares --baseline, --baseline-run, --baseline-store
+// (the baseline group of check, export and report).
+func AddBaselineFlags(fs *pflag.FlagSet, b *BaselineFlags) {
 	fs.StringVar(&b.Dir, "baseline", "", "run directory of the baseline run")
 	fs.StringVar(&b.Run, "baseline-run", "", "store run id of the baseline run, or latest (newest other run of the test name and cohort)")
 	fs.StringVar(&b.Store, "baseline-store", "", "results store of --baseline-run (default --store)")
 }
 
-// Check is `density check [flags]`.
-func Check(ctx context.Context, args []string, env Env) int {
-	fs := flag.NewFlagSet("density check", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	var o CheckOptions
-	fs.StringVar(&o.Gates, "gates", env.Getenv("GATES"), "gates file (YAML; env GATES)")
+// AddCheckFlags declares the check's flags on fs, bound to o; --gates
+// defaults to $GATES. It is the one table of `density check` and `mage
+// check` (CheckFromEnv).
+func AddCheckFlags(fs *pflag.FlagSet, o *CheckOptions, getenv func(string) string) {
+	fs.StringVar(&o.Gates, "gates", getenv("GATES"), "gates file (YAML; env GATES)")
 	fs.StringVar(&o.RunDir, "run-dir", "", "run directory: its stats.jsonl is read and gets the gate rows")
-	fs.StringVar(&o.Store, "store", "", "results store URL (with --run)")
-	fs.StringVar(&o.Run, "run", "", "store run id")
+	cli.Store{Store: &o.Store, Run: &o.Run}.AddTo(fs)
 	fs.StringVar(&o.Out, "out", "", "directory whose stats.jsonl gets the gate rows of a stored run")
 	fs.StringVar(&o.JUnit, "junit", "", "write JUnit XML (one test case per gate) to this file")
 	AddBaselineFlags(fs, &o.Baseline)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+}
+
+// CheckFromEnv builds the options of `mage check runDir`: every check flag
+// from the environment variable named like it (GATES, STORE, RUN, OUT,
+// JUNIT, BASELINE, BASELINE_RUN, BASELINE_STORE); runDir, when given, is
+// --run-dir.
+func CheckFromEnv(runDir string, getenv func(string) string) (CheckOptions, error) {
+	var o CheckOptions
+	fs := cli.NewFlagSet("mage check")
+	AddCheckFlags(fs, &o, getenv)
+	if err := cli.SetFromEnv(fs, getenv); err != nil {
+		return o, usageError{err}
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "density check: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
+	if runDir != "" {
+		o.RunDir = runDir
 	}
-	return RunCheck(ctx, o, env)
+	return o, nil
+}
+
+// CheckCommand is `density check [flags]`.
+func CheckCommand(env Env) cli.Command {
+	var o CheckOptions
+	fs := cli.NewFlagSet("density check")
+	AddCheckFlags(fs, &o, env.Getenv)
+	return cli.Command{
+		Use:   "check --gates FILE (--run-dir DIR | --store URL --run ID) [flags]",
+		Short: "evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails",
+		Long: `Evaluates a gates file (verdicts.md) on a run directory or a stored run,
+prints one line per gate, writes the gate rows to stats.jsonl (and JUnit
+XML with --junit). Exit codes: 0 every gate passed, 1 not written, 2 usage
+error, 3 a gate failed.`,
+		Flags: fs,
+		Run: func(ctx context.Context, args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(env.Stderr, "density check: unexpected argument %q\n", args[0])
+				return ExitUsage
+			}
+			return RunCheck(ctx, o, env)
+		},
+	}
+}
+
+// Check is `density check [flags]` on plain arguments.
+func Check(ctx context.Context, args []string, env Env) int {
+	return CheckCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
 }

@@ -235,3 +235,16 @@ func TestRegressionsStore(t *testing.T) {
 	}
 	t.Logf("density compare --store of runs 11 and 12:\n%s", out)
 }
+
+// mage check reads the check's flag table from the environment: every
+// flag's variable, the run directory from its argument.
+func TestCheckFromEnv(t *testing.T) {
+	env := map[string]string{"GATES": "g.yaml", "STORE": "file:///s", "JUNIT": "j.xml", "OUT": "o",
+		"BASELINE": "b", "BASELINE_RUN": "latest", "BASELINE_STORE": "file:///b", "RUN_DIR": "ignored"}
+	o, err := CheckFromEnv("run", func(k string) string { return env[k] })
+	want := CheckOptions{Gates: "g.yaml", RunDir: "run", Store: "file:///s", Out: "o", JUnit: "j.xml",
+		Baseline: BaselineFlags{Dir: "b", Run: "latest", Store: "file:///b"}}
+	if err != nil || o != want {
+		t.Errorf("CheckFromEnv: %+v, %v; want %+v", o, err, want)
+	}
+}

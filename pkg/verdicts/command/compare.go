@@ -3,47 +3,73 @@ package command
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
 
-// Compare is `density compare A B`: A the baseline, B the candidate, run
-// directories (or store ids with --store).
-func Compare(ctx context.Context, args []string, env Env) int {
-	fs := flag.NewFlagSet("density compare", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	store := fs.String("store", "", "results store URL: A and B are run ids in it")
-	format := fs.String("format", "markdown", "markdown or json")
-	asJSON := fs.Bool("json", false, "same as --format json")
-	noise := fs.Float64("noise-pct", verdicts.DefaultNoisePct, "|Δ%| at or below which a key is the same")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+// CompareOptions are the flags of `density compare`.
+type CompareOptions struct {
+	Store    string
+	Format   string
+	JSON     bool
+	NoisePct float64
+}
+
+// AddCompareFlags declares the compare's flags on fs, bound to o.
+func AddCompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
+	cli.Store{Store: &o.Store, StoreUsage: "results store URL: A and B are run ids in it"}.AddTo(fs)
+	fs.StringVar(&o.Format, "format", "markdown", "markdown or json")
+	fs.BoolVar(&o.JSON, "json", false, "same as --format json")
+	fs.Float64Var(&o.NoisePct, "noise-pct", verdicts.DefaultNoisePct, "|Δ%| at or below which a key is the same")
+}
+
+// CompareCommand is `density compare A B`: A the baseline, B the
+// candidate, run directories (or store ids with --store).
+func CompareCommand(env Env) cli.Command {
+	var o CompareOptions
+	fs := cli.NewFlagSet("density compare")
+	AddCompareFlags(fs, &o)
+	return cli.Command{
+		Use:   "compare BASELINE CANDIDATE [flags]",
+		Short: "compare two runs key by key (Markdown or JSON)",
+		Long: `Compares two runs key by key: run directories, or run ids with --store.
+Prints a Markdown table (for a pull-request comment) or JSON.`,
+		Flags: fs,
+		Run:   func(ctx context.Context, args []string) int { return RunCompare(ctx, o, args, env) },
 	}
+}
+
+// Compare is `density compare` on plain arguments.
+func Compare(ctx context.Context, args []string, env Env) int {
+	return CompareCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
+}
+
+// RunCompare compares the two runs named by args.
+func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(env.Stderr, "density compare: %v\n", err)
 		return code
 	}
-	if *asJSON {
-		*format = "json"
+	if o.JSON {
+		o.Format = "json"
 	}
-	if fs.NArg() != 2 {
+	if len(args) != 2 {
 		return fail(ExitUsage, fmt.Errorf("want two runs: baseline and candidate"))
 	}
-	if *format != "markdown" && *format != "json" {
-		return fail(ExitUsage, fmt.Errorf("--format %q (want markdown or json)", *format))
+	if o.Format != "markdown" && o.Format != "json" {
+		return fail(ExitUsage, fmt.Errorf("--format %q (want markdown or json)", o.Format))
 	}
 	var load func(string) (*verdicts.Run, error)
-	if *store != "" {
-		s, err := runs.OpenStore(ctx, *store)
+	if o.Store != "" {
+		s, err := runs.OpenStore(ctx, o.Store)
 		if err != nil {
 			return fail(ExitUsage, err)
 		}
@@ -52,16 +78,16 @@ func Compare(ctx context.Context, args []string, env Env) int {
 	} else {
 		load = LoadDir
 	}
-	a, err := load(fs.Arg(0))
+	a, err := load(args[0])
 	if err != nil {
 		return fail(exitFor(err), err)
 	}
-	b, err := load(fs.Arg(1))
+	b, err := load(args[1])
 	if err != nil {
 		return fail(exitFor(err), err)
 	}
-	c := verdicts.Compare(a, b, *noise)
-	if *format == "json" {
+	c := verdicts.Compare(a, b, o.NoisePct)
+	if o.Format == "json" {
 		out := struct {
 			Baseline  string `json:"baseline"`
 			Candidate string `json:"candidate"`

@@ -3,14 +3,15 @@ package command
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/spf13/pflag"
 
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
@@ -18,57 +19,82 @@ import (
 // maxAcksBytes bounds an acks.yaml.
 const maxAcksBytes = 1 << 20
 
-// Regressions is `density regressions --store URL --test-name NAME`.
-func Regressions(ctx context.Context, args []string, env Env) int {
-	fs := flag.NewFlagSet("density regressions", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+// RegressionsOptions are the flags of `density regressions`.
+type RegressionsOptions struct {
+	Store, TestName, Keys, Since, Acks, Cohort string
+	JSON                                       bool
+	Window, MinRuns, FailRecent                int
+	PValue, MinChangePct                       float64
+}
+
+// AddRegressionsFlags declares the regressions' flags on fs, bound to o;
+// --store defaults to $STORE.
+func AddRegressionsFlags(fs *pflag.FlagSet, o *RegressionsOptions, getenv func(string) string) {
 	def := verdicts.DefaultOptions()
-	var (
-		store      = fs.String("store", env.Getenv("STORE"), "results store URL")
-		testName   = fs.String("test-name", "", "test name whose runs are searched")
-		keys       = fs.String("keys", "", "comma-separated keys (default: every numeric *_summary key with a direction)")
-		since      = fs.String("since", "", "only runs started within this Prometheus duration (e.g. 30d)")
-		asJSON     = fs.Bool("json", false, "print JSON")
-		acksFile   = fs.String("acks", "", "acknowledgements file (default runs/<test_name>/acks.yaml in the store)")
-		cohort     = fs.String("cohort", "", "comma-separated trial_summary keys that also separate cohorts")
-		window     = fs.Int("window", def.Window, "points analysed at once")
-		pValue     = fs.Float64("p-value", def.PValue, "a split is kept when p is below this")
-		minRuns    = fs.Int("min-runs", def.MinRuns, "least runs on each side of a change")
-		minChange  = fs.Float64("min-change-pct", def.MinChangePct, "least change of the means, percent")
-		failRecent = fs.Int("fail-recent", -1, "exit 4 for an unacknowledged regression at one of the newest N runs (default --min-runs)")
-	)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+	cli.Store{Store: &o.Store, DefaultStore: getenv("STORE")}.AddTo(fs)
+	fs.StringVar(&o.TestName, "test-name", "", "test name whose runs are searched")
+	fs.StringVar(&o.Keys, "keys", "", "comma-separated keys (default: every numeric *_summary key with a direction)")
+	fs.StringVar(&o.Since, "since", "", "only runs started within this Prometheus duration (e.g. 30d)")
+	fs.BoolVar(&o.JSON, "json", false, "print JSON")
+	fs.StringVar(&o.Acks, "acks", "", "acknowledgements file (default runs/<test_name>/acks.yaml in the store)")
+	fs.StringVar(&o.Cohort, "cohort", "", "comma-separated trial_summary keys that also separate cohorts")
+	fs.IntVar(&o.Window, "window", def.Window, "points analysed at once")
+	fs.Float64Var(&o.PValue, "p-value", def.PValue, "a split is kept when p is below this")
+	fs.IntVar(&o.MinRuns, "min-runs", def.MinRuns, "least runs on each side of a change")
+	fs.Float64Var(&o.MinChangePct, "min-change-pct", def.MinChangePct, "least change of the means, percent")
+	fs.IntVar(&o.FailRecent, "fail-recent", -1, "exit 4 for an unacknowledged regression at one of the newest N runs (default --min-runs)")
+}
+
+// RegressionsCommand is `density regressions --store URL --test-name NAME`.
+func RegressionsCommand(env Env) cli.Command {
+	var o RegressionsOptions
+	fs := cli.NewFlagSet("density regressions")
+	AddRegressionsFlags(fs, &o, env.Getenv)
+	return cli.Command{
+		Use:   "regressions --store URL --test-name NAME [flags]",
+		Short: "change points across the stored runs of a test name (exit 4 on a recent regression)",
+		Long: `Finds the change points of every key across the stored runs of a test name
+(per cohort), with the acknowledgements of acks.yaml. Exit 4 when an
+unacknowledged regression is at one of the newest runs.`,
+		Flags: fs,
+		Run:   func(ctx context.Context, args []string) int { return RunRegressions(ctx, o, args, env) },
 	}
+}
+
+// Regressions is `density regressions` on plain arguments.
+func Regressions(ctx context.Context, args []string, env Env) int {
+	return RegressionsCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
+}
+
+// RunRegressions searches the change points o asks for (args must be
+// empty).
+func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, env Env) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(env.Stderr, "density regressions: %v\n", err)
 		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		return fail(ExitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	case *store == "" || *testName == "":
+	case len(args) > 0:
+		return fail(ExitUsage, fmt.Errorf("unexpected argument %q", args[0]))
+	case o.Store == "" || o.TestName == "":
 		return fail(ExitUsage, fmt.Errorf("--store and --test-name are required"))
-	case *window < 2 || *minRuns < 2 || *pValue <= 0 || *pValue > 1 || *minChange < 0:
+	case o.Window < 2 || o.MinRuns < 2 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0:
 		return fail(ExitUsage, fmt.Errorf("--window and --min-runs ≥ 2, 0 < --p-value ≤ 1, --min-change-pct ≥ 0"))
 	}
-	if *failRecent < 0 {
-		*failRecent = *minRuns
+	if o.FailRecent < 0 {
+		o.FailRecent = o.MinRuns
 	}
 	var from int64
-	if *since != "" {
-		d, err := model.ParseDuration(*since)
+	if o.Since != "" {
+		d, err := model.ParseDuration(o.Since)
 		if err != nil {
 			return fail(ExitUsage, fmt.Errorf("--since: %v", err))
 		}
 		from = time.Now().Add(-time.Duration(d)).Unix()
 	}
 	var acks []verdicts.Ack
-	if *acksFile != "" {
-		data, err := os.ReadFile(*acksFile)
+	if o.Acks != "" {
+		data, err := os.ReadFile(o.Acks)
 		if err != nil {
 			return fail(ExitUsage, fmt.Errorf("--acks: %v", err))
 		}
@@ -76,13 +102,13 @@ func Regressions(ctx context.Context, args []string, env Env) int {
 			return fail(ExitUsage, err)
 		}
 	}
-	s, err := runs.OpenStore(ctx, *store)
+	s, err := runs.OpenStore(ctx, o.Store)
 	if err != nil {
 		return fail(ExitUsage, err)
 	}
 	defer s.Close()
-	if *acksFile == "" {
-		data, err := s.ReadTestFile(ctx, *testName, "acks.yaml", maxAcksBytes)
+	if o.Acks == "" {
+		data, err := s.ReadTestFile(ctx, o.TestName, "acks.yaml", maxAcksBytes)
 		if err != nil {
 			return fail(ExitWrite, err)
 		}
@@ -90,29 +116,29 @@ func Regressions(ctx context.Context, args []string, env Env) int {
 			return fail(ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
 		}
 	}
-	all, err := LoadTest(ctx, s, *testName, from)
+	all, err := LoadTest(ctx, s, o.TestName, from)
 	if err != nil {
 		return fail(ExitWrite, err)
 	}
 	var ks []string
-	if *keys != "" {
-		ks = splitList(*keys)
+	if o.Keys != "" {
+		ks = splitList(o.Keys)
 	}
-	o := verdicts.Options{Window: *window, PValue: *pValue, MinRuns: *minRuns, MinChangePct: *minChange}
-	cps := verdicts.ChangePoints(verdicts.Cohorts(all, splitList(*cohort)), ks, o, acks)
-	recent := verdicts.UnacknowledgedRecent(cps, *failRecent)
-	if *asJSON {
+	vo := verdicts.Options{Window: o.Window, PValue: o.PValue, MinRuns: o.MinRuns, MinChangePct: o.MinChangePct}
+	cps := verdicts.ChangePoints(verdicts.Cohorts(all, splitList(o.Cohort)), ks, vo, acks)
+	recent := verdicts.UnacknowledgedRecent(cps, o.FailRecent)
+	if o.JSON {
 		data, err := json.MarshalIndent(struct {
 			TestName     string                 `json:"test_name"`
 			Runs         int                    `json:"runs"`
 			ChangePoints []verdicts.ChangePoint `json:"change_points"`
-		}{*testName, len(all), cps}, "", "  ")
+		}{o.TestName, len(all), cps}, "", "  ")
 		if err != nil {
 			return fail(ExitWrite, err)
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 	} else {
-		fmt.Fprintf(env.Stdout, "%s: %d runs, %d change points\n", *testName, len(all), len(cps))
+		fmt.Fprintf(env.Stdout, "%s: %d runs, %d change points\n", o.TestName, len(all), len(cps))
 		for _, cp := range cps {
 			line := fmt.Sprintf("%s at run %s (%s..%s): mean %.4g -> %.4g, p=%.3g, cohort %q",
 				cp.Title(), cp.Run, cp.PreviousTag, cp.Tag, cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.Cohort)
@@ -123,7 +149,7 @@ func Regressions(ctx context.Context, args []string, env Env) int {
 		}
 	}
 	if len(recent) > 0 {
-		fmt.Fprintf(env.Stderr, "density regressions: %d unacknowledged regression(s) at the newest %d runs\n", len(recent), *failRecent)
+		fmt.Fprintf(env.Stderr, "density regressions: %d unacknowledged regression(s) at the newest %d runs\n", len(recent), o.FailRecent)
 		return ExitRegression
 	}
 	return ExitOK

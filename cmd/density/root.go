@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/substrate/density/pkg/cli"
+	"github.com/substrate/density/pkg/export"
+	"github.com/substrate/density/pkg/verdicts/command"
+)
+
+// newRoot is the density command tree: the subcommands in the order of the
+// help, then cobra's completion and help.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	cobra.EnableCommandSorting = false // the help lists the commands in this order
+	root := &cobra.Command{
+		Use:     "density",
+		Short:   "server-side density ground truth for Substrate benchmark runs",
+		Long:    "density: server-side density ground truth for Substrate benchmark runs",
+		Version: buildVersion(),
+		// Without a command: the usage on stderr, exit 2 (an unknown
+		// command is cobra's error, also exit 2).
+		RunE: func(c *cobra.Command, _ []string) error {
+			writeUsage(c.ErrOrStderr(), c)
+			return exitCode(2)
+		},
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		DisableSuggestions: true, // errors stay one line
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("density {{.Version}}\n")
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		w := c.OutOrStdout()
+		if c.Long != "" {
+			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(c.Long))
+		}
+		writeUsage(w, c)
+	})
+	root.SetUsageFunc(func(c *cobra.Command) error {
+		writeUsage(c.OutOrStderr(), c)
+		return nil
+	})
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.FlagError(err) })
+
+	env := command.DefaultEnv(stdout, stderr)
+	root.AddCommand(
+		mount(export.NewCommand(export.DefaultEnv(stdout, stderr))),
+		mount(command.CheckCommand(env)),
+		mount(command.CompareCommand(env)),
+		mount(command.RegressionsCommand(env)),
+		mount(reportCommand(stdout, stderr)),
+		mount(phasesCommand(stdout, stderr)),
+		mount(ladderCommand(stdout, stderr)),
+		&cobra.Command{
+			Use:   "version",
+			Short: "print the version and exit",
+			Args:  cobra.NoArgs,
+			Run:   func(c *cobra.Command, _ []string) { fmt.Fprintf(c.OutOrStdout(), "density %s\n", buildVersion()) },
+		},
+	)
+	return root
+}
+
+// mount makes a cobra command of c: c's flags (shared, so c's options see
+// the parsed values) and c's run, its exit code carried as an exitCode.
+func mount(c cli.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   c.Use,
+		Short: c.Short,
+		Long:  c.Long,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if code := c.Run(ctx, args); code != 0 {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().SortFlags = c.Flags.SortFlags
+	cmd.Flags().AddFlagSet(c.Flags)
+	return cmd
+}
+
+// writeUsage writes c's usage: its commands when it has any, else its
+// usage line and flags.
+func writeUsage(w io.Writer, c *cobra.Command) {
+	if !c.HasAvailableSubCommands() {
+		cli.WriteHelp(w, strings.TrimPrefix(c.UseLine(), "density "), "", c.LocalFlags())
+		return
+	}
+	fmt.Fprintf(w, "Usage:\n  %s <command> [flags]\n\nCommands:\n", c.CommandPath())
+	for _, s := range c.Commands() {
+		if s.IsAvailableCommand() || s.Name() == "help" {
+			fmt.Fprintf(w, "  %-12s %s\n", s.Name(), s.Short)
+		}
+	}
+	if fl := c.LocalFlags().FlagUsages(); fl != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", fl)
+	}
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for the flags of a command.\n", c.CommandPath())
+}
