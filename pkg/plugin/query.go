@@ -36,17 +36,6 @@ const (
 	QueryPhases       = "phases"
 )
 
-// queryTypes lists every query type the mux serves (a fresh slice).
-func queryTypes() []string {
-	return []string{
-		QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
-		QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
-		QueryGates, QueryCompare, QueryChangePoints,
-		QueryLadder,
-		QueryPhases,
-	}
-}
-
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
 // the per-type keys. Unknown keys (datasource, hide, intervalMs, …) are
 // ignored.
