@@ -43,8 +43,10 @@ func queryHandlers() []queryHandler {
 	}
 }
 
-// queryTypes lists every query type the datasource answers (a fresh slice).
-func queryTypes() []string {
+// QueryTypes lists every query type the datasource answers (a fresh slice),
+// in the order of datasource.md "Query model": the valid values of a
+// query's queryType, for anything that writes queries (dashboards).
+func QueryTypes() []string {
 	hs := queryHandlers()
 	out := make([]string, len(hs))
 	for i, h := range hs {

@@ -176,9 +176,9 @@ func parseQuery(q backend.DataQuery) (queryModel, error) {
 
 func unknownTypeResponse(t string) backend.DataResponse {
 	if t == "" {
-		return errorResponse(badRequest("the query has no queryType (want one of %s)", strings.Join(queryTypes(), ", ")))
+		return errorResponse(badRequest("the query has no queryType (want one of %s)", strings.Join(QueryTypes(), ", ")))
 	}
-	return errorResponse(badRequest("unknown queryType %q (want one of %s)", t, strings.Join(queryTypes(), ", ")))
+	return errorResponse(badRequest("unknown queryType %q (want one of %s)", t, strings.Join(QueryTypes(), ", ")))
 }
 
 // timeRange is a query's dashboard range in Unix seconds.
