@@ -1,5 +1,5 @@
 // Package plugin is the Grafana adapter of the density engine: one
-// datasource instance per Grafana datasource, a query-type mux with one
+// datasource instance per Grafana datasource, a dispatch table with one
 // handler per query type, frames, annotations, variables, resources, health
 // and a cache of harvested blocks. Every number comes from pkg/harvest (the
 // same code as `density export`); this package only shapes it.
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
@@ -50,7 +49,8 @@ type Datasource struct {
 	kube     kubernetes.Interface
 	kubeErr  error
 
-	mux       *datasource.QueryTypeMux
+	// handlers is the dispatch table: query type to handler.
+	handlers  map[string]handlerFunc
 	resources backend.CallResourceHandler
 	cache     *blockCache
 	// slots bounds the queries computing and the blocks being harvested at
@@ -73,7 +73,7 @@ func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, no
 	d.settings, d.settingsErr = LoadSettings(s)
 	d.cache = newBlockCache(max(d.settings.CacheEntries, 0))
 	d.slots = make(chan struct{}, max(d.settings.MaxConcurrentQueries, 1))
-	d.mux = d.newMux()
+	d.handlers = d.newHandlers()
 	d.resources = httpadapter.New(d.resourceMux())
 	if d.settingsErr != nil {
 		log.DefaultLogger.FromContext(ctx).Warn("invalid datasource settings", "error", d.settingsErr)
@@ -150,124 +150,9 @@ func (s Settings) clusterOptions() cluster.Options {
 	return o
 }
 
-// QueryData runs every query of the request concurrently (bounded by the
-// instance's slots) through the query-type mux, one query per mux call, so
-// that one failing query never fails its neighbours and a slow one never
-// holds up the others' type group.
-func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	out := backend.NewQueryDataResponse()
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for _, q := range req.Queries {
-		wg.Go(func() {
-			start := time.Now()
-			resp := d.queryOne(ctx, req, q)
-			logQuery(ctx, q, resp, time.Since(start))
-			mu.Lock()
-			out.Responses[q.RefID] = resp
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return out, nil
-}
-
-// logQuery logs each answer with the request's context (Grafana's
-// trace and user attributes); failures at warn level.
-func logQuery(ctx context.Context, q backend.DataQuery, resp backend.DataResponse, took time.Duration) {
-	logger := log.DefaultLogger.FromContext(ctx)
-	if resp.Error != nil {
-		logger.Warn("query failed", "refId", q.RefID, "queryType", q.QueryType, "status", int(resp.Status),
-			"source", string(resp.ErrorSource), "error", resp.Error.Error(), "duration", took)
-		return
-	}
-	logger.Debug("query answered", "refId", q.RefID, "queryType", q.QueryType, "frames", len(resp.Frames), "duration", took)
-}
-
-func (d *Datasource) queryOne(ctx context.Context, req *backend.QueryDataRequest, q backend.DataQuery) (resp backend.DataResponse) {
-	defer func() {
-		if r := recover(); r != nil {
-			log.DefaultLogger.FromContext(ctx).Error("query panicked", "refId", q.RefID, "queryType", q.QueryType, "panic", r)
-			resp = errorResponse(backend.PluginError(fmt.Errorf("internal error answering query %s (a bug; please report): %v", q.RefID, r)))
-		}
-	}()
-	ctx, release, err := takeSlot(ctx, d.slots)
-	if err != nil {
-		return errorResponse(backend.DownstreamError(fmt.Errorf("query %s: %w", q.RefID, err)))
-	}
-	defer release()
-	sub := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: []backend.DataQuery{q}}
-	r, err := d.mux.QueryData(ctx, sub)
-	if err != nil {
-		return errorResponse(err)
-	}
-	if resp, ok := r.Responses[q.RefID]; ok {
-		return resp
-	}
-	return errorResponse(backend.PluginError(fmt.Errorf("query %s: no response", q.RefID)))
-}
-
 // CallResource serves GET /runs, /runs/{id} and /tests.
 func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	return d.resources.CallResource(ctx, req, sender)
-}
-
-// handlerFunc answers one query (the mux hands handlers one at a time).
-type handlerFunc func(ctx context.Context, pc backend.PluginContext, q backend.DataQuery) backend.DataResponse
-
-// newMux registers one handler per query type of datasource.md.
-func (d *Datasource) newMux() *datasource.QueryTypeMux {
-	m := datasource.NewQueryTypeMux()
-	handlers := map[string]handlerFunc{
-		QueryRuns:         d.handleRuns,
-		QueryPacking:      d.handlePacking,
-		QueryPSI:          d.handlePSI,
-		QuerySnapshots:    d.handleSnapshots,
-		QueryActiveActors: d.handleActiveActors,
-		QueryWorkingSet:   d.handleWorkingSet,
-		QueryOOMEvents:    d.handleOOMEvents,
-		QueryClusterFacts: d.handleClusterFacts,
-		QueryFrontier:     d.handleFrontier,
-		QuerySummary:      d.handleSummary,
-		QueryTests:        d.handleTests,
-		QueryAnnotations:  d.handleAnnotations,
-		QueryGates:        d.handleGates,
-		QueryCompare:      d.handleCompare,
-		QueryChangePoints: d.handleChangePoints,
-		QueryLadder:       d.handleLadder,
-		QueryPhases:       d.handlePhases,
-	}
-	for _, name := range queryTypes() {
-		m.Handle(name, d.adapt(handlers[name]))
-	}
-	// Unknown and missing query types are the user's (or the dashboard's)
-	// mistake: a 400 naming the valid types, not a plugin error.
-	m.Handle("", d.adapt(func(_ context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-		m, err := parseQuery(q) // malformed JSON says so, not "no queryType"
-		if err != nil {
-			return errorResponse(err)
-		}
-		return unknownTypeResponse(m.QueryType)
-	}))
-	return m
-}
-
-// adapt turns a handlerFunc into a mux handler that answers each query of
-// its request separately and checks the settings first.
-func (d *Datasource) adapt(h handlerFunc) backend.QueryDataHandler {
-	return backend.QueryDataHandlerFunc(func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-		out := backend.NewQueryDataResponse()
-		for _, q := range req.Queries {
-			if d.settingsErr != nil {
-				out.Responses[q.RefID] = errorResponse(badRequest("the datasource settings are invalid: %w", d.settingsErr))
-				continue
-			}
-			out.Responses[q.RefID] = h(ctx, req.PluginContext, q)
-		}
-		return out, nil
-	})
 }
 
 // errorResponse maps an error to a response: downstream errors (the

@@ -88,7 +88,7 @@ func FuzzParseQuery(f *testing.F) {
 	})
 }
 
-// FuzzQueryData runs any query JSON through the whole query path (mux,
+// FuzzQueryData runs any query JSON through the whole query path (dispatch,
 // handlers, catalogs) of an instance whose Prometheus refuses connections
 // and whose store is empty: every answer is a frame or a downstream error,
 // never a plugin error (a recovered panic is one) and never a missing

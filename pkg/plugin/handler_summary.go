@@ -8,6 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
@@ -89,13 +90,13 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 			notes   []string
 		}
 		out := make([]runSummary, len(entries))
-		sem := make(chan struct{}, summaryParallelRuns)
-		var wg sync.WaitGroup
+		// A run that fails has notices in its row, never an error that
+		// would stop its siblings: every goroutine returns nil.
+		var g errgroup.Group
+		g.SetLimit(summaryParallelRuns)
 		now := d.now().Unix()
 		for i, e := range entries {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
+			g.Go(func() error {
 				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
 				if len(entries) > 1 {
 					if values, note, ok := d.storedServerRow(ctx, e); ok {
@@ -112,9 +113,10 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 					rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
 				}
 				out[i] = rs
+				return nil
 			})
 		}
-		wg.Wait()
+		_ = g.Wait()
 
 		fields := runColumns(entries)
 		for j, m := range artifact.ServerSummaryValues(harvest.EmptyResult()) {

@@ -36,17 +36,6 @@ const (
 	QueryPhases       = "phases"
 )
 
-// queryTypes lists every query type the mux serves (a fresh slice).
-func queryTypes() []string {
-	return []string{
-		QueryRuns, QueryPacking, QueryPSI, QuerySnapshots, QueryActiveActors, QueryWorkingSet,
-		QueryOOMEvents, QueryClusterFacts, QueryFrontier, QuerySummary, QueryTests, QueryAnnotations,
-		QueryGates, QueryCompare, QueryChangePoints,
-		QueryLadder,
-		QueryPhases,
-	}
-}
-
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
 // the per-type keys. Unknown keys (datasource, hide, intervalMs, …) are
 // ignored.
@@ -187,9 +176,9 @@ func parseQuery(q backend.DataQuery) (queryModel, error) {
 
 func unknownTypeResponse(t string) backend.DataResponse {
 	if t == "" {
-		return errorResponse(badRequest("the query has no queryType (want one of %s)", strings.Join(queryTypes(), ", ")))
+		return errorResponse(badRequest("the query has no queryType (want one of %s)", strings.Join(QueryTypes(), ", ")))
 	}
-	return errorResponse(badRequest("unknown queryType %q (want one of %s)", t, strings.Join(queryTypes(), ", ")))
+	return errorResponse(badRequest("unknown queryType %q (want one of %s)", t, strings.Join(QueryTypes(), ", ")))
 }
 
 // timeRange is a query's dashboard range in Unix seconds.

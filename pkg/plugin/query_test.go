@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
@@ -412,13 +411,9 @@ func TestBugIsPluginError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Dispose()
-	real := d.mux
-	m := datasource.NewQueryTypeMux()
-	m.Handle("boom", backend.QueryDataHandlerFunc(func(context.Context, *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	d.handlers["boom"] = func(context.Context, backend.PluginContext, backend.DataQuery) backend.DataResponse {
 		panic("a bug")
-	}))
-	m.Handle("", real)
-	d.mux = m
+	}
 	from, to := e.truth.Start-600, e.truth.End+600
 	resp := directQuery(t, d, q("bad", from, to, map[string]any{"queryType": "boom"}), q("good", from, to, map[string]any{"queryType": "runs"}))
 	bad := resp["bad"]
