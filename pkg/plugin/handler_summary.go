@@ -102,7 +102,7 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 					if values, note, ok := d.storedServerRow(ctx, e); ok {
 						rs.server, rs.notes = values, append(rs.notes, note)
 						out[i] = rs
-						return
+						return nil
 					}
 				}
 				if e.EndKnown {
