@@ -7,21 +7,20 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 )
 
 // Client is safe for concurrent use.
 type Client struct {
-	// api builds the endpoint URLs (client_golang's own joining of the
-	// base URL and path); httpc, the client it wraps (the caller's
+	// base is the parsed Prometheus URL without trailing slashes; endpoint
+	// paths are joined under it (see endpoint). httpc (the caller's
 	// transport, headers and TLS under this package's retries and size
-	// limit), sends the requests; the answers are decoded by decodeAnswer,
-	// not by v1.API.
-	api   api.Client
+	// limit) sends the requests; the answers are decoded by decodeAnswer.
+	base  *url.URL
 	httpc *http.Client
 	host  string // for errors: host[:port] only, never credentials
 	cfg   Config
@@ -104,15 +103,13 @@ func New(cfg Config) (*Client, error) {
 		CheckRedirect: hc.CheckRedirect,
 		Jar:           hc.Jar,
 	}
-	ac, err := api.NewClient(api.Config{Address: cfg.URL, Client: inner})
-	if err != nil {
-		return nil, fmt.Errorf("promql: creating the API client for %s: %w", u.Host, err)
-	}
+	host := u.Host
+	u.Path = strings.TrimRight(u.Path, "/")
 	cfg.HTTPClient = hc
 	return &Client{
-		api:           ac,
+		base:          u,
 		httpc:         inner,
-		host:          u.Host,
+		host:          host,
 		cfg:           cfg,
 		sem:           make(chan struct{}, cfg.MaxInFlight),
 		clientTimeout: hc.Timeout,
