@@ -198,23 +198,10 @@ func tooManySamples(err error) bool {
 // span is one request's [start, end] of a split range query.
 type span struct{ start, end int64 }
 
-// splitRange cuts [start, end] at step into consecutive spans of at most
-// maxPoints evaluation points each. Every span starts on the original grid
-// (start + k*step) and the next span starts one step after the previous one
-// ends, so the joined answer has exactly the unsplit query's points, none
-// twice. (Prometheus refuses a query with more than 11,000 steps per series.)
-func splitRange(start, end, step, maxPoints int64) []span {
-	var out []span
-	for s := start; s <= end; {
-		sp := nextSpan(s, end, step, maxPoints)
-		out = append(out, sp)
-		s = sp.end + step
-	}
-	return out
-}
-
 // nextSpan is the span of at most points evaluation points (at least one)
-// that starts at from and ends no later than end.
+// that starts at from and ends no later than end. RangeEach starts each
+// span one step after the previous one ends, so the spans evaluate exactly
+// the unsplit query's grid (start + k*step), no point twice.
 func nextSpan(from, end, step, points int64) span {
 	return span{from, min(from+(max(points, 1)-1)*step, end)}
 }
