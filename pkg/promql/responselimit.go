@@ -1,10 +1,8 @@
 package promql
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // ResponseTooLargeError is returned when an answer exceeds
@@ -16,45 +14,13 @@ func (e *ResponseTooLargeError) Error() string {
 }
 
 // limitedBody fails the read once more than limit bytes arrive.
-//
-// It also keeps Close from running concurrently with Read on the wrapped
-// body: api.Client.Do reads the body in a goroutine and, when the context
-// ends, closes it from another, and some bodies (Grafana's httpclient
-// counts bytes in a plain field) are not safe for that (a data race the
-// race detector reported). A Close during a Read is carried out when that
-// Read returns, which the request's context makes prompt.
 type limitedBody struct {
 	rc    io.ReadCloser
 	left  int64
 	limit int64
-
-	mu      sync.Mutex
-	reading bool
-	closed  bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return 0, errBodyClosed
-	}
-	b.reading = true
-	b.mu.Unlock()
-	n, err := b.read(p)
-	b.mu.Lock()
-	b.reading = false
-	if b.closed {
-		_ = b.rc.Close()
-	}
-	b.mu.Unlock()
-	return n, err
-}
-
-// errBodyClosed is what a read after Close returns (like net/http's).
-var errBodyClosed = errors.New("http: read on closed response body")
-
-func (b *limitedBody) read(p []byte) (int, error) {
 	if b.left <= 0 {
 		// Probe: a body of exactly limit bytes is fine, one byte more is not.
 		var one [1]byte
@@ -72,15 +38,4 @@ func (b *limitedBody) read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *limitedBody) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	if b.reading {
-		return nil // the Read in progress closes the body when it returns
-	}
-	return b.rc.Close()
-}
+func (b *limitedBody) Close() error { return b.rc.Close() }
