@@ -43,21 +43,7 @@ type growthSeries struct {
 func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Growth, error) {
 	sel = strings.TrimSpace(sel)
 	if b <= a {
-		atB, err := c.Instant(ctx, sel, b)
-		if err != nil {
-			return Growth{}, fmt.Errorf("window growth: reading values at B: %w", err)
-		}
-		g := Growth{Series: make([]SeriesGrowth, 0, len(atB))}
-		for _, s := range atB {
-			sg := SeriesGrowth{Labels: s.Labels}
-			if len(s.Samples) > 0 {
-				v := s.Samples[0].V
-				sg.End = &v
-			}
-			g.Series = append(g.Series, sg)
-		}
-		sortSeries(g.Series, func(s *SeriesGrowth) map[string]string { return s.Labels })
-		return g, nil
+		return c.growthAtB(ctx, sel, b)
 	}
 
 	window := b - a + lookbackSeconds
@@ -144,6 +130,32 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 		}
 	}
 
+	return growthOf(all, a, b), nil
+}
+
+// growthAtB is WindowGrowth's answer for b <= a: zero growth for every
+// series present at b.
+func (c *Client) growthAtB(ctx context.Context, sel string, b int64) (Growth, error) {
+	atB, err := c.Instant(ctx, sel, b)
+	if err != nil {
+		return Growth{}, fmt.Errorf("window growth: reading values at B: %w", err)
+	}
+	g := Growth{Series: make([]SeriesGrowth, 0, len(atB))}
+	for _, s := range atB {
+		sg := SeriesGrowth{Labels: s.Labels}
+		if len(s.Samples) > 0 {
+			v := s.Samples[0].V
+			sg.End = &v
+		}
+		g.Series = append(g.Series, sg)
+	}
+	sortSeries(g.Series, func(s *SeriesGrowth) map[string]string { return s.Labels })
+	return g, nil
+}
+
+// growthOf is the window figures of every series that measured something:
+// a walk over the raw samples for candidates, v_B - v_A for the rest.
+func growthOf(all []*growthSeries, a, b int64) Growth {
 	g := Growth{Series: make([]SeriesGrowth, 0, len(all))}
 	for _, gs := range all {
 		// A series with no finite value at A, at B or in between measured
@@ -173,7 +185,7 @@ func (c *Client) WindowGrowth(ctx context.Context, sel string, a, b int64) (Grow
 		g.Series = append(g.Series, sg)
 	}
 	sortSeries(g.Series, func(s *SeriesGrowth) map[string]string { return s.Labels })
-	return g, nil
+	return g
 }
 
 // walk is the spec's growth over (a, b] from vA: next-prev when next >= prev,
