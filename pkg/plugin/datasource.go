@@ -81,7 +81,7 @@ func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, no
 	}
 	cfg := d.settings
 
-	d.httpc, d.promErr = HTTPClient(ctx, s, cfg)
+	d.httpc, d.promErr = HTTPClient(ctx, s)
 	if d.promErr == nil {
 		d.prom, d.promErr = promql.New(promql.Config{
 			URL:              cfg.PrometheusURL,

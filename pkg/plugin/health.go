@@ -181,6 +181,11 @@ func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
 	return parts
 }
 
+// healthMaxRead is the most of a probe's answer promGet reads; a longer one
+// is cut there (and then fails to parse). A smaller maxResponseBytes makes a
+// longer answer an error naming that limit, as for the queries.
+const healthMaxRead = 8 << 20
+
 // promGet GETs an API path under the Prometheus URL and returns the body of
 // a successful Prometheus answer, or an error in plain words.
 func (d *Datasource) promGet(ctx context.Context, path string, q url.Values) ([]byte, error) {
@@ -196,9 +201,22 @@ func (d *Datasource) promGet(ctx context.Context, path string, q url.Values) ([]
 		return nil, describeNetError(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	// Only a limit below healthMaxRead can be exceeded by what is read.
+	limit, read := d.settings.MaxResponseBytes, int64(healthMaxRead)
+	if limit > 0 && limit < read {
+		read = limit + 1
+	} else {
+		limit = 0
+	}
+	if limit > 0 && resp.ContentLength > limit {
+		return nil, fmt.Errorf("the answer could not be read: %w", &promql.ResponseTooLargeError{Limit: limit})
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, read))
 	if err != nil {
 		return nil, fmt.Errorf("the answer could not be read: %v", describeNetError(err))
+	}
+	if limit > 0 && int64(len(body)) > limit {
+		return nil, fmt.Errorf("the answer could not be read: %w", &promql.ResponseTooLargeError{Limit: limit})
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"io"
+	"github.com/substrate/density/pkg/promql"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -110,7 +110,7 @@ func TestLoadSettings(t *testing.T) {
 }
 
 // The SDK client applies basic auth, the bearer token and custom headers,
-// and the response limit bounds what one answer can make us read.
+// and maxResponseBytes bounds what one answer can make us read.
 func TestHTTPClient(t *testing.T) {
 	var got http.Header
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,26 +124,28 @@ func TestHTTPClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := HTTPClient(context.Background(), s, cfg)
+	c, err := HTTPClient(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Get(srv.URL)
+	// The limit is the promql client's, over this HTTP client, as the
+	// datasource builds it.
+	pc, err := promql.New(promql.Config{URL: srv.URL, HTTPClient: c, MaxResponseBytes: cfg.MaxResponseBytes, Retries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, readErr := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, readErr := pc.Instant(context.Background(), "1", 1)
 	if got.Get("X-Scope-OrgID") != "tenant-a" || got.Get("Authorization") != "Bearer tok" {
 		t.Fatalf("headers %v", got)
 	}
-	if readErr == nil {
-		t.Fatal("a 4 KiB answer passed a 1 KiB response limit")
+	var tooLarge *promql.ResponseTooLargeError
+	if !errors.As(readErr, &tooLarge) {
+		t.Fatalf("a 4 KiB answer passed a 1 KiB response limit: %v", readErr)
 	}
 	s.BasicAuthEnabled, s.BasicAuthUser = true, "u"
 	s.DecryptedSecureJSONData = map[string]string{"basicAuthPassword": "p"}
-	c, _ = HTTPClient(context.Background(), s, cfg)
-	resp, err = c.Get(srv.URL)
+	c, _ = HTTPClient(context.Background(), s)
+	resp, err := c.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +216,10 @@ func TestTLSSettings(t *testing.T) {
 	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 	get := func(jd string, secure map[string]string) error {
 		s := backend.DataSourceInstanceSettings{URL: srv.URL, JSONData: json.RawMessage(jd), DecryptedSecureJSONData: secure}
-		cfg, err := LoadSettings(s)
-		if err != nil {
+		if _, err := LoadSettings(s); err != nil {
 			return err
 		}
-		c, err := HTTPClient(context.Background(), s, cfg)
+		c, err := HTTPClient(context.Background(), s)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,19 @@ import (
 	"time"
 )
 
-func TestSplitRange(t *testing.T) {
+// spansOf cuts [start, end] the way RangeEach walks it with a fixed chunk
+// size: each span from nextSpan, the next one step after it.
+func spansOf(start, end, step, points int64) []span {
+	var out []span
+	for s := start; s <= end; {
+		sp := nextSpan(s, end, step, points)
+		out = append(out, sp)
+		s = sp.end + step
+	}
+	return out
+}
+
+func TestNextSpan(t *testing.T) {
 	rows := []struct {
 		start, end, step, max int64
 		want                  []span
@@ -21,10 +33,12 @@ func TestSplitRange(t *testing.T) {
 		// 30.5 hours at 10 s = 10981 points: one request; 31 hours: two.
 		{0, 109800, 10, 11000, []span{{0, 109800}}},
 		{0, 111600, 10, 11000, []span{{0, 109990}, {110000, 111600}}},
+		// A budget below one point still makes progress.
+		{0, 20, 10, 0, []span{{0, 0}, {10, 10}, {20, 20}}},
 	}
 	for _, r := range rows {
-		if got := splitRange(r.start, r.end, r.step, r.max); !reflect.DeepEqual(got, r.want) {
-			t.Errorf("splitRange(%d, %d, %d, %d) = %v, want %v", r.start, r.end, r.step, r.max, got, r.want)
+		if got := spansOf(r.start, r.end, r.step, r.max); !reflect.DeepEqual(got, r.want) {
+			t.Errorf("spans of (%d, %d, %d, %d) = %v, want %v", r.start, r.end, r.step, r.max, got, r.want)
 		}
 	}
 	// Property: the spans evaluate exactly the unsplit grid, each point once,
@@ -34,7 +48,7 @@ func TestSplitRange(t *testing.T) {
 			for _, step := range []int64{1, 3, 10} {
 				for _, maxP := range []int64{2, 3, 5, 11000} {
 					var got []int64
-					for _, s := range splitRange(start, end, step, maxP) {
+					for _, s := range spansOf(start, end, step, maxP) {
 						n := int64(0)
 						for ts := s.start; ts <= s.end; ts += step {
 							got = append(got, ts)

@@ -1,12 +1,16 @@
 // Package promql is the Prometheus access layer: bounded, concurrent, split and
-// decoded reads (URLs built by client_golang's api.Client), plus the window arithmetic the
-// spec defines (per-series counter growth, client-side histogram_quantile).
+// decoded reads, plus the window arithmetic the spec defines (per-series
+// counter growth, client-side histogram_quantile).
 //
 // The contract (names and signatures in this file) was fixed by the
 // coordinator because other packages code against it. Implementations live in
-// client.go (requests, limiter, timeouts), transport.go (retries, response
-// size limit), stream.go (one-pass decoding of query answers), decode.go,
-// split.go (range splitting), log.go, growth.go and histogram.go.
+// client.go (the client, limiter and timeouts), request.go (one query's HTTP
+// exchange and its errors), transport.go (retries), responselimit.go (the
+// response size limit), range.go (the range controller: chunk sizing,
+// splitting and joining), decode.go (the query answer's grammar) on
+// scanner.go (a validating JSON scanner), labels.go (label-set identity and
+// order), selector.go (the selector parser), growth.go and growth_reads.go
+// (window counter growth and the reads it makes), log.go and histogram.go.
 package promql
 
 import (
