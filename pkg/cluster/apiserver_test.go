@@ -52,6 +52,7 @@ import (
 
 	"github.com/substrate/density/internal/kubetest"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/clusterfacts"
 )
 
 const (
@@ -292,7 +293,7 @@ func apiManifestServiceAccount(t *testing.T, c *kubetest.Cluster) (ns, name stri
 	return ns, name
 }
 
-func apiFactsJSON(f cluster.Facts) string {
+func apiFactsJSON(f clusterfacts.Facts) string {
 	b, _ := json.Marshal(f)
 	return string(b)
 }
@@ -336,7 +337,7 @@ func TestRealAPIServer(t *testing.T) {
 		}
 	}
 
-	seedFacts := cluster.Facts{
+	seedFacts := clusterfacts.Facts{
 		MachineType:         []string{"n2-standard-4", "n2d-standard-4"},
 		NodeCount:           apiPtr(3),
 		AllocatableCores:    apiPtr(11.76),
@@ -569,7 +570,7 @@ subjects:
 	t.Run("unbound service account gets nulls and the reason", func(t *testing.T) {
 		cs := apiClient(t, apiAccess(c, c.ServiceAccountToken(t, apiWorkerNS, "nobody")))
 		r := cluster.Discover(apiCtx(t), cs, cluster.DefaultOptions())
-		if got, want := apiFactsJSON(r.Facts), apiFactsJSON(cluster.Facts{}); got != want {
+		if got, want := apiFactsJSON(r.Facts), apiFactsJSON(clusterfacts.Facts{}); got != want {
 			t.Errorf("facts %s, want all null %s", got, want)
 		}
 		if r.Pods != nil {
@@ -787,7 +788,7 @@ func apiPagination(t *testing.T, c *kubetest.Cluster, seed *apiSeed, limited clu
 	if len(missing)+len(extra) > 0 {
 		t.Errorf("snapshot: %d pods missing (e.g. %v), %d unexpected (e.g. %v)", len(missing), apiFirst(missing), len(extra), apiFirst(extra))
 	}
-	wantFacts := cluster.Facts{
+	wantFacts := clusterfacts.Facts{
 		MachineType:         []string{"n2-standard-4", "n2d-standard-4"},
 		NodeCount:           apiPtr(3),
 		AllocatableCores:    apiPtr(11.76),

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/substrate/density/pkg/clusterfacts"
 )
 
 // Options name the worker pods and bound the calls. Zero fields take the
@@ -105,29 +107,10 @@ type Notice struct {
 	Reason string   `json:"reason"`
 }
 
-// Facts are the cluster facts of a trial_summary row, typed. A nil pointer
-// or nil slice is null (unmeasured); slices are never empty, they are the
-// sorted distinct values that the row prints comma-joined. Floats are
-// already rounded to 2 decimals.
-//
-// pkg/frontier declares a field-for-field identical struct so that it can
-// stay free of client-go; convert with frontier.Facts(f).
-type Facts struct {
-	MachineType         []string  // distinct node.kubernetes.io/instance-type, sorted
-	NodeCount           *int      // worker nodes found in the node list
-	AllocatableCores    *float64  // sum of allocatable cpu over worker nodes, round 2
-	AllocatableRAMGB    *float64  // sum of allocatable memory in GiB, round 2
-	WorkerPodCount      *int      // live (Running/Pending) worker pods
-	KubernetesVersion   []string  // distinct kubeletVersion, sorted
-	WorkerActorCapacity []int64   // distinct --max-actors, numerically sorted
-	WorkerMemoryLimitGB []float64 // distinct limits.memory in GiB (round 2), sorted
-	SandboxClass        []string  // distinct gvisor/microvm, sorted
-}
-
 // Result is one discovery: the facts, the live worker pods as read (usable
 // as the "after" snapshot; nil when the pod list failed) and the notices.
 type Result struct {
-	Facts   Facts
+	Facts   clusterfacts.Facts
 	Pods    *Snapshot
 	Notices []Notice
 }

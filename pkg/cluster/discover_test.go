@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/clusterfacts"
 )
 
 func forbidden(verb, resource string) k8stesting.ReactionFunc {
@@ -45,7 +46,7 @@ func TestDiscover(t *testing.T) {
 		name    string
 		objs    []runtime.Object
 		react   func(*fake.Clientset)
-		want    cluster.Facts
+		want    clusterfacts.Facts
 		notices []notice
 	}{
 		{
@@ -55,7 +56,7 @@ func TestDiscover(t *testing.T) {
 			objs: append([]runtime.Object{
 				pod("w1", onNode("n1")), pod("w2", onNode("n2")), pod("w3", onNode("n3")), pod("w4", onNode("n3")),
 			}, threeNodes...),
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(3), AllocatableCores: ptr(11.76),
 				AllocatableRAMGB: ptr(38.89), WorkerPodCount: ptr(4), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, SandboxClass: []string{"gvisor"},
@@ -71,7 +72,7 @@ func TestDiscover(t *testing.T) {
 				node("infra", "64", "256Gi", instanceType("n2-highmem-64"), kubelet("v1.36.0")),
 				node("idle", "8", "32Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"c3-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(4.0),
 				AllocatableRAMGB: ptr(16.0), WorkerPodCount: ptr(1), KubernetesVersion: []string{"v1.37.1"},
 				WorkerActorCapacity: []int64{1000}, SandboxClass: []string{"gvisor"},
@@ -84,7 +85,7 @@ func TestDiscover(t *testing.T) {
 				pod("w1", onNode("n1")), pod("w2", phase(corev1.PodPending)), pod("w3", phase(corev1.PodPending), onNode("n2")),
 				node("n1", "2", "8Gi"), node("n2", "2", "8Gi"), node("n3", "2", "8Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(2), AllocatableCores: ptr(4.0),
 				AllocatableRAMGB: ptr(16.0), WorkerPodCount: ptr(3), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, SandboxClass: []string{"gvisor"},
@@ -102,7 +103,7 @@ func TestDiscover(t *testing.T) {
 				pod("unlabelled", onNode("n2"), noWorkerLabel),
 				node("n1", "2", "8Gi"), node("n2", "2", "8Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(2.0),
 				AllocatableRAMGB: ptr(8.0), WorkerPodCount: ptr(1), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, SandboxClass: []string{"gvisor"},
@@ -118,7 +119,7 @@ func TestDiscover(t *testing.T) {
 				pod("default", onNode("n1"), command("/ateom", "--max-actors=2")),
 				node("n1", "2", "8Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(2.0),
 				AllocatableRAMGB: ptr(8.0), WorkerPodCount: ptr(3), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1, 50, 1000}, SandboxClass: []string{"gvisor"},
@@ -136,7 +137,7 @@ func TestDiscover(t *testing.T) {
 				pod("d", onNode("n1")),
 				node("n1", "2", "8Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(2.0),
 				AllocatableRAMGB: ptr(8.0), WorkerPodCount: ptr(4), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, WorkerMemoryLimitGB: []float64{1.5, 16}, SandboxClass: []string{"gvisor"},
@@ -151,7 +152,7 @@ func TestDiscover(t *testing.T) {
 				node("n1", "4", "16Gi", instanceType("n2-standard-4")),
 				node("n2", "8", "32Gi", instanceType("c3-highmem-8"), kubelet("v1.36.4")),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"c3-highmem-8", "n2-standard-4"}, NodeCount: ptr(2), AllocatableCores: ptr(12.0),
 				AllocatableRAMGB: ptr(48.0), WorkerPodCount: ptr(3), KubernetesVersion: []string{"v1.36.4", "v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, WorkerMemoryLimitGB: []float64{8}, SandboxClass: []string{"gvisor", "microvm"},
@@ -165,7 +166,7 @@ func TestDiscover(t *testing.T) {
 				pod("bad", onNode("n1"), args("--max-actors=lots"), memLimit("16Gi")),
 				node("n1", "2", "8Gi"),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(2.0),
 				AllocatableRAMGB: ptr(8.0), WorkerPodCount: ptr(2), KubernetesVersion: []string{"v1.37.2"},
 			},
@@ -175,7 +176,7 @@ func TestDiscover(t *testing.T) {
 			// Zero pods is a reading: 0, 0, 0.0, 0.0; the sets are null.
 			name: "zero worker pods is a reading",
 			objs: []runtime.Object{pod("app", onNode("n1"), noWorkerLabel), node("n1", "2", "8Gi")},
-			want: cluster.Facts{NodeCount: ptr(0), AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.0), WorkerPodCount: ptr(0)},
+			want: clusterfacts.Facts{NodeCount: ptr(0), AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.0), WorkerPodCount: ptr(0)},
 			notices: []notice{
 				{cluster.GroupContainers, "worker_actor_capacity,worker_memory_limit_gb,sandbox_class"},
 				allNodeNotices,
@@ -186,7 +187,7 @@ func TestDiscover(t *testing.T) {
 			name:  "denied pod list nulls every fact",
 			objs:  []runtime.Object{pod("w1", onNode("n1")), node("n1", "2", "8Gi")},
 			react: func(c *fake.Clientset) { c.PrependReactor("list", "pods", forbidden("list", "pods")) },
-			want:  cluster.Facts{},
+			want:  clusterfacts.Facts{},
 			notices: []notice{{cluster.GroupPods,
 				"machine_type,node_count,allocatable_cores,allocatable_ram_gb,worker_pod_count,kubernetes_version,worker_actor_capacity,worker_memory_limit_gb,sandbox_class"}},
 		},
@@ -194,7 +195,7 @@ func TestDiscover(t *testing.T) {
 			name:  "denied node list leaves pod facts intact",
 			objs:  []runtime.Object{pod("w1", onNode("n1"), memLimit("16Gi")), node("n1", "2", "8Gi")},
 			react: func(c *fake.Clientset) { c.PrependReactor("list", "nodes", forbidden("list", "nodes")) },
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				WorkerPodCount: ptr(1), WorkerActorCapacity: []int64{1000}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor"},
 			},
 			notices: []notice{{cluster.GroupNodes, "node_count,allocatable_cores,allocatable_ram_gb,machine_type,kubernetes_version"}},
@@ -205,7 +206,7 @@ func TestDiscover(t *testing.T) {
 				pod("w1", onNode("n1")), pod("w2", onNode("n2")),
 				node("n1", "", "8Gi", instanceType("")), node("n2", "2", "8Gi", instanceType("")),
 			},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				NodeCount: ptr(2), AllocatableRAMGB: ptr(16.0), WorkerPodCount: ptr(2), KubernetesVersion: []string{"v1.37.2"},
 				WorkerActorCapacity: []int64{1000}, SandboxClass: []string{"gvisor"},
 			},
@@ -218,7 +219,7 @@ func TestDiscover(t *testing.T) {
 		{
 			name: "worker pods without a worker container",
 			objs: []runtime.Object{pod("w1", onNode("n1"), noAteom, args("--max-actors=5"), memLimit("4Gi")), node("n1", "2", "8Gi")},
-			want: cluster.Facts{
+			want: clusterfacts.Facts{
 				MachineType: []string{"n2-standard-4"}, NodeCount: ptr(1), AllocatableCores: ptr(2.0),
 				AllocatableRAMGB: ptr(8.0), WorkerPodCount: ptr(1), KubernetesVersion: []string{"v1.37.2"},
 			},
@@ -255,7 +256,7 @@ func TestDiscover(t *testing.T) {
 
 func TestDiscoverOffMakesNoCall(t *testing.T) {
 	r := cluster.Discover(context.Background(), nil, cluster.Options{})
-	if !reflect.DeepEqual(r.Facts, cluster.Facts{}) || r.Pods != nil {
+	if !reflect.DeepEqual(r.Facts, clusterfacts.Facts{}) || r.Pods != nil {
 		t.Fatalf("off: got %s", show(r.Facts))
 	}
 	if len(r.Notices) != 1 || r.Notices[0].Group != cluster.GroupAccess || len(r.Notices[0].Fields) != 9 {
@@ -295,7 +296,7 @@ func TestCheckAccess(t *testing.T) {
 	}
 }
 
-func show(f cluster.Facts) string {
+func show(f clusterfacts.Facts) string {
 	s := func(p any) string {
 		switch v := p.(type) {
 		case *int:

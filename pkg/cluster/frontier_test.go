@@ -13,8 +13,8 @@ import (
 )
 
 // TestFactsIntoTrialSummary runs discovery output through the row: the
-// printed strings of the examples, and the conversion
-// frontier.Facts(cluster.Facts) (a compile error if the structs drift).
+// printed strings of the examples, with discovery's facts handed
+// to the row as they are (both use clusterfacts.Facts).
 func TestFactsIntoTrialSummary(t *testing.T) {
 	c := fake.NewClientset([]runtime.Object{
 		pod("a", onNode("n1"), args("--max-actors=50"), memLimit("16Gi"), image("r/ateom-gvisor:1")),
@@ -24,7 +24,7 @@ func TestFactsIntoTrialSummary(t *testing.T) {
 		node("infra", "64", "256Gi"),
 	}...)
 	r := cluster.Discover(context.Background(), c, cluster.Options{})
-	m, _ := frontier.TrialSummary(frontier.Inputs{Facts: frontier.Facts(r.Facts), ObservedUsers: []float64{30}, RunStart: 1, RunEnd: 2})
+	m, _ := frontier.TrialSummary(frontier.Inputs{Facts: r.Facts, ObservedUsers: []float64{30}, RunStart: 1, RunEnd: 2})
 	keys := []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb", "worker_pod_count",
 		"kubernetes_version", "worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class",
 		"actors_per_node", "actors_per_vcpu", "actors_per_gb_ram", "actors_per_pod_p50", "multi_actor_worker"}

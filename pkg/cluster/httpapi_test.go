@@ -14,6 +14,7 @@ import (
 
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/clusterfacts"
 )
 
 // small is a synthetic cluster through which the whole client path runs:
@@ -23,7 +24,7 @@ var small = kubefake.Synthetic{Nodes: 300, WorkerNodes: 100, Pods: 6000, Workers
 // smallFacts is derived from the layout by hand: workers j on node j%100
 // (all 100 worker nodes), 100 × 3.92 = 392 cores, 100 × 13591700 KiB =
 // 1296.21 GiB, --max-actors 50/100, 16Gi limits, both sandboxes.
-var smallFacts = cluster.Facts{
+var smallFacts = clusterfacts.Facts{
 	MachineType: []string{"c3-standard-4", "n2-standard-4"}, NodeCount: ptr(100), AllocatableCores: ptr(392.0),
 	AllocatableRAMGB: ptr(1296.21), WorkerPodCount: ptr(1200), KubernetesVersion: []string{"v1.37.2"},
 	WorkerActorCapacity: []int64{50, 100}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},
@@ -34,7 +35,7 @@ var smallFacts = cluster.Facts{
 // per page. 10 × 3.92 = 39.2 cores, 10 × 13591700 KiB = 129.62 GiB.
 var (
 	faulty      = kubefake.Synthetic{Nodes: 30, WorkerNodes: 10, Pods: 600, Workers: 120, Namespace: ns, LabelKey: labelKey}
-	faultyFacts = cluster.Facts{
+	faultyFacts = clusterfacts.Facts{
 		MachineType: []string{"c3-standard-4", "n2-standard-4"}, NodeCount: ptr(10), AllocatableCores: ptr(39.2),
 		AllocatableRAMGB: ptr(129.62), WorkerPodCount: ptr(120), KubernetesVersion: []string{"v1.37.2"},
 		WorkerActorCapacity: []int64{50, 100}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},
@@ -97,14 +98,14 @@ func TestDiscoverThroughAPI(t *testing.T) {
 }
 
 func TestFaultsThroughAPI(t *testing.T) {
-	podFacts := cluster.Facts{
+	podFacts := clusterfacts.Facts{
 		WorkerPodCount: faultyFacts.WorkerPodCount, WorkerActorCapacity: faultyFacts.WorkerActorCapacity,
 		WorkerMemoryLimitGB: faultyFacts.WorkerMemoryLimitGB, SandboxClass: faultyFacts.SandboxClass,
 	}
 	tests := []struct {
 		name        string
 		faults      map[string]kubefake.Fault
-		want        cluster.Facts
+		want        clusterfacts.Facts
 		group       string // the one notice's group ("" = no notice)
 		reason      string // substring of its reason
 		podRequests int

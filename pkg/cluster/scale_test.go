@@ -16,6 +16,7 @@ import (
 
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/clusterfacts"
 )
 
 // The scale run: 5,000 nodes and 100,000 pods through the test
@@ -35,8 +36,8 @@ func scaleCluster(workers int) kubefake.Synthetic {
 
 // scaleFacts: 2,000 worker nodes × 3.92 cores = 7840.0; × 13591700 KiB =
 // 25924.11 GiB (Python: round(2000*13591700*1024/2**30, 2)).
-func scaleFacts(workers int) cluster.Facts {
-	return cluster.Facts{
+func scaleFacts(workers int) clusterfacts.Facts {
+	return clusterfacts.Facts{
 		MachineType: []string{"c3-standard-4", "n2-standard-4"}, NodeCount: ptr(2000), AllocatableCores: ptr(7840.0),
 		AllocatableRAMGB: ptr(25924.11), WorkerPodCount: ptr(workers), KubernetesVersion: []string{"v1.37.2"},
 		WorkerActorCapacity: []int64{50, 100}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
@@ -262,16 +263,16 @@ func (j *job) read(ctx context.Context) int {
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 	kube, kubeWhy := kubeClient(o, j.env)
+	k := engine.Kubernetes{Client: kube, Why: kubeWhy, Options: o.clusterOptions(), Before: j.in.beforeSnapshot(),
+		// The pod logs after the facts: one Kubernetes reader at a time.
+		Then: func(ctx context.Context) { j.phased = readPhases(ctx, o, kube, kubeWhy, j.in) }}
 	var wg sync.WaitGroup
 	wg.Go(func() { j.lad = evaluateLadder(ctx, client, o.Ladder, j.in.Ladder, j.in.LadderErr) })
-	wg.Go(func() { j.res = harvest.Harvest(ctx, client, params) })
 	wg.Go(func() {
-		j.after = readCluster(ctx, o, kube, kubeWhy, j.in)
-		// The pod logs after the facts: one Kubernetes reader at a time.
-		j.phased = readPhases(ctx, o, kube, kubeWhy, j.in)
+		r := engine.Run(ctx, params, engine.Prometheus{Client: client}, k)
+		j.res, j.after = r.Harvest, r.Cluster
 	})
 	wg.Wait()
-	j.res.SetKubernetes(kubernetesOOM(j.after))
 	return ExitOK
 }
 
@@ -326,7 +327,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
 	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
-		Facts:         frontier.Facts(j.after.Facts),
+		Facts:         j.after.Facts,
 		ObservedUsers: in.History.Observed,
 		Users:         o.Users,
 		ActorsPerUser: o.ActorsPerUser,
@@ -550,29 +551,17 @@ func kubeClient(o Options, env Env) (kubernetes.Interface, string) {
 	return c, ""
 }
 
-// readCluster reads the facts after the run and the OOM deltas against the
-// before snapshot, when there is one.
-func readCluster(ctx context.Context, o Options, c kubernetes.Interface, why string, in runInputs) cluster.AfterRun {
-	if c == nil {
-		r := cluster.ReadAfterRun(ctx, nil, o.clusterOptions(), nil, time.Time{}, time.Time{})
-		if why != "" {
-			for i := range r.Notices {
-				r.Notices[i].Reason = why
-			}
-			for i := range r.OOM.Notices {
-				r.OOM.Notices[i].Reason = why
-			}
-		}
-		return r
+// beforeSnapshot is cluster_before.json decoded; nil when it is absent or
+// does not decode (the four OOM counts are then null).
+func (in runInputs) beforeSnapshot() *cluster.Snapshot {
+	if in.Before == nil {
+		return nil
 	}
-	var before *cluster.Snapshot
-	if in.Before != nil {
-		b, err := cluster.DecodeSnapshot(bytes.NewReader(in.Before))
-		if err == nil {
-			before = b
-		}
+	b, err := cluster.DecodeSnapshot(bytes.NewReader(in.Before))
+	if err != nil {
+		return nil
 	}
-	return cluster.ReadAfterRun(ctx, c, o.clusterOptions(), before, time.Unix(in.Run.Start, 0), time.Unix(in.Run.End, 0))
+	return b
 }
 
 // recordBefore writes cluster_before.json into the run directory.
@@ -603,29 +592,6 @@ func recordBefore(ctx context.Context, o Options, env Env) int {
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s (%d worker pods)\n", path, len(snap.Pods))
 	return ExitOK
-}
-
-func kubernetesOOM(a cluster.AfterRun) harvest.KubernetesOOM {
-	k := harvest.KubernetesOOM{
-		WorkerRestarts:      int64p(a.OOM.WorkerRestarts),
-		WorkerOOMKilledPods: int64p(a.OOM.WorkerOOMKilledPods),
-		Evicted:             int64p(a.OOM.Evicted),
-		WorkerPodsLost:      int64p(a.OOM.WorkerPodsLost),
-	}
-	var reasons []string
-	for _, n := range a.OOM.Notices {
-		reasons = append(reasons, n.Reason)
-	}
-	k.Reason = strings.Join(reasons, "; ")
-	return k
-}
-
-func int64p(p *int) *int64 {
-	if p == nil {
-		return nil
-	}
-	v := int64(*p)
-	return &v
 }
 
 // printBlocks prints one line per block: ok, or which fields are null and a

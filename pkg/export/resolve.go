@@ -47,10 +47,11 @@ func dirOpener(dir string) opener {
 // directory synced from the store keeps its test name and tag.
 var storeLayout = regexp.MustCompile(`(?:^|/)runs/([^/]+)/run_date=[^/]+/run_ts=([0-9]+)/run_tag=([^/]+)/?$`)
 
-// resolve reads the run's files and decides its window, names and steady
-// window. Start/End come from the flags, else server_summary.json metadata,
-// else the last trial_summary row of stats.jsonl, else the first and last
-// stats_history.csv timestamps.
+// resolve reads the run's files and decides its window and steady window
+// (runs.ResolveWindow, RuleExport: the flags, else server_summary.json
+// metadata, else the last trial_summary row of stats.jsonl, else the first
+// and last stats_history.csv timestamps) and its names (the flags, else
+// the store layout, else what the run's own artifacts recorded).
 func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInputs, error) {
 	in := runInputs{Run: base}
 	r := &in.Run
@@ -78,26 +79,29 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 		r.Artifacts.StatsHistory = ok
 	}
 
-	var recorded runs.Recorded
+	var summary *runs.Recorded
 	if ok, err := readOptional(runs.FileServerSummary, func(rd io.Reader) error {
 		m, err := runs.ReadServerSummaryMeta(rd)
-		recorded = m
+		summary = &m
 		return err
 	}); err != nil {
+		summary = nil
 		in.Notices = append(in.Notices, fmt.Sprintf("previous %s unreadable: %v", runs.FileServerSummary, err))
 	} else {
 		r.Artifacts.ServerSummary = ok
 	}
-	if recorded.Start == nil || recorded.End == nil {
+	trial := func() *runs.Recorded {
+		var rec *runs.Recorded
 		if _, err := readOptional(runs.FileStatsJSONL, func(rd io.Reader) error {
 			m, err := runs.ReadTrialSummaryWindow(rd)
 			if m.Start != nil {
-				recorded = m
+				rec = &m
 			}
 			return err
 		}); err != nil {
 			in.Notices = append(in.Notices, fmt.Sprintf("%s unreadable: %v", runs.FileStatsJSONL, err))
 		}
+		return rec
 	}
 
 	if m := storeLayout.FindStringSubmatch(filepath.ToSlash(o.RunDir)); m != nil {
@@ -111,6 +115,13 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 			r.Start, _ = strconv.ParseInt(m[2], 10, 64)
 		}
 	}
+	var hist *runs.History
+	if in.HistErr == nil {
+		hist = &in.History
+	}
+	w, err := runs.ResolveWindow(runs.WindowInputs{Rule: runs.RuleExport, Start: o.Start, End: o.End, RunTS: r.Start,
+		Summary: summary, Trial: trial, History: hist})
+	recorded := w.Recorded
 	if r.TestName == "" && recorded.TestName != nil {
 		r.TestName = *recorded.TestName
 	}
@@ -123,27 +134,13 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 	if o.Tag != "" {
 		r.Tag = o.Tag
 	}
-
-	start, end := o.Start, o.End
-	switch {
-	case start != 0 && end != 0:
-	case recorded.Start != nil && recorded.End != nil:
-		start, end = pick(start, *recorded.Start), pick(end, *recorded.End)
-	case in.History.HasBounds:
-		start, end = pick(start, in.History.First), pick(end, in.History.Last)
-	case r.Start != 0 && end != 0:
-		start = r.Start
+	if err != nil {
+		return in, &UsageError{Err: err}
 	}
-	if start == 0 || end == 0 {
-		return in, usageErrorf("cannot tell the run window: pass --start and --end (no server_summary.json, trial_summary row or stats_history.csv timestamps)")
-	}
-	if end < start {
-		return in, usageErrorf("run window [%d, %d] ends before it starts", start, end)
-	}
-	r.Start, r.End = start, end
-	in.Steady = runs.ComputeSteady(in.History.Samples, start, end)
+	r.Start, r.End = w.Start, w.End
+	in.Steady = w.Steady
 	r.SteadyStart, r.SteadyEnd, r.SteadyFromSamples = in.Steady.Start, in.Steady.End, in.Steady.FromSamples
-	r.PeakUsers = in.Steady.Peak
+	r.PeakUsers = w.PeakUsers
 	if !in.Steady.FromSamples {
 		in.Notices = append(in.Notices, "steady window = run window: "+in.Steady.Why)
 	}
@@ -183,11 +180,4 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 	}
 	in.Ladder, in.LadderErr = readLadderLog(ctx, o.Ladder, open)
 	return in, nil
-}
-
-func pick(flag, fallback int64) int64 {
-	if flag != 0 {
-		return flag
-	}
-	return fallback
 }

@@ -18,28 +18,14 @@ import (
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/percentile"
 	"github.com/substrate/density/pkg/runs"
 )
 
-// Facts are the cluster facts, field for field the same struct as
-// cluster.Facts (convert with frontier.Facts(f)); declared here so this
-// package stays free of client-go. A nil pointer or nil slice is null.
-type Facts struct {
-	MachineType         []string
-	NodeCount           *int
-	AllocatableCores    *float64
-	AllocatableRAMGB    *float64
-	WorkerPodCount      *int
-	KubernetesVersion   []string
-	WorkerActorCapacity []int64
-	WorkerMemoryLimitGB []float64
-	SandboxClass        []string
-}
-
 // Inputs is everything a trial_summary row is computed from.
 type Inputs struct {
-	Facts Facts
+	Facts clusterfacts.Facts
 	// ObservedUsers are stats_history.csv's observed user counts
 	// (runs.ObservedUsers); values <= 0 or not finite are ignored.
 	ObservedUsers []float64

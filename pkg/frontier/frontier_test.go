@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -20,7 +21,7 @@ func ptr[T any](v T) *T { return &v }
 
 // issueFacts: the issue's three nodes of 3920m / 13591700Ki (11.76 cores,
 // 38.89 GiB) with four worker pods.
-var issueFacts = frontier.Facts{
+var issueFacts = clusterfacts.Facts{
 	MachineType: []string{"n2-standard-4"}, NodeCount: ptr(3), AllocatableCores: ptr(11.76), AllocatableRAMGB: ptr(38.89),
 	WorkerPodCount: ptr(4), KubernetesVersion: []string{"v1.37.2"}, WorkerActorCapacity: []int64{1, 50, 1000},
 	WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},
@@ -91,19 +92,19 @@ func TestTrialSummary(t *testing.T) {
 			// 10000 actors over the reported 38.89 = 257.14 (over the
 			// unrounded 38.8859 it would be 257.16).
 			name: "frontiers divide by the reported, rounded denominators",
-			in: frontier.Inputs{Facts: frontier.Facts{NodeCount: ptr(3), AllocatableCores: ptr(11.757), AllocatableRAMGB: ptr(38.885929), WorkerPodCount: ptr(3)},
+			in: frontier.Inputs{Facts: clusterfacts.Facts{NodeCount: ptr(3), AllocatableCores: ptr(11.757), AllocatableRAMGB: ptr(38.885929), WorkerPodCount: ptr(3)},
 				ObservedUsers: []float64{10000}},
 			want: []string{"true", "3333.33", "850.34", "257.14", "3333.33", "3333.33", "3333.33"},
 		},
 		{
 			// Ratios round to 4 first: 1/3 → 0.3333, 2/3 → 0.6667, 1.0; then 2.
 			name: "ratios rounded to 4 then percentiles to 2",
-			in:   frontier.Inputs{Facts: frontier.Facts{WorkerPodCount: ptr(3)}, ObservedUsers: []float64{1, 2, 3}},
+			in:   frontier.Inputs{Facts: clusterfacts.Facts{WorkerPodCount: ptr(3)}, ObservedUsers: []float64{1, 2, 3}},
 			want: []string{"false", "null", "null", "null", "0.67", "1.0", "1.0"},
 		},
 		{
 			name: "null and zero denominators give null",
-			in: frontier.Inputs{Facts: frontier.Facts{NodeCount: nil, AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.001), WorkerPodCount: ptr(0)},
+			in: frontier.Inputs{Facts: clusterfacts.Facts{NodeCount: nil, AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.001), WorkerPodCount: ptr(0)},
 				ObservedUsers: []float64{10}},
 			want: []string{"null", "null", "null", "null", "null", "null", "null"},
 		},
@@ -146,16 +147,16 @@ func TestFactStrings(t *testing.T) {
 		"kubernetes_version", "worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class", "run_start", "run_end"}
 	tests := []struct {
 		name  string
-		facts frontier.Facts
+		facts clusterfacts.Facts
 		want  []string
 	}{
 		{"issue example", issueFacts,
 			[]string{"n2-standard-4", "3", "11.76", "38.89", "4", "v1.37.2", "1,50,1000", "16.0", "gvisor,microvm", "1772366400", "1772370000"}},
-		{"zero worker pods is a reading", frontier.Facts{NodeCount: ptr(0), AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.0), WorkerPodCount: ptr(0)},
+		{"zero worker pods is a reading", clusterfacts.Facts{NodeCount: ptr(0), AllocatableCores: ptr(0.0), AllocatableRAMGB: ptr(0.0), WorkerPodCount: ptr(0)},
 			[]string{"null", "0", "0.0", "0.0", "0", "null", "null", "null", "null", "1772366400", "1772370000"}},
-		{"all null", frontier.Facts{},
+		{"all null", clusterfacts.Facts{},
 			[]string{"null", "null", "null", "null", "null", "null", "null", "null", "null", "1772366400", "1772370000"}},
-		{"sets sorted numerically and deduplicated", frontier.Facts{WorkerActorCapacity: []int64{1000, 50, 1, 50},
+		{"sets sorted numerically and deduplicated", clusterfacts.Facts{WorkerActorCapacity: []int64{1000, 50, 1, 50},
 			WorkerMemoryLimitGB: []float64{16, 1.5, 0.25}, MachineType: []string{"n2", "c3"}, AllocatableCores: ptr(12.0)},
 			[]string{"c3,n2", "null", "12.0", "null", "null", "null", "1,50,1000", "0.25,1.5,16.0", "null", "1772366400", "1772370000"}},
 	}

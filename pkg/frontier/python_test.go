@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/percentile"
 	"github.com/substrate/density/pkg/runs"
@@ -204,7 +205,7 @@ func TestMatchesPythonReference(t *testing.T) {
 			stats = append(stats, runs.OperationStats{Name: s[0], Requests: s[1], Failures: s[2], Line: j + 2})
 		}
 		m, _ := frontier.TrialSummary(frontier.Inputs{
-			Facts: frontier.Facts{
+			Facts: clusterfacts.Facts{
 				MachineType: c.Facts.MachineType, NodeCount: c.Facts.NodeCount, AllocatableCores: c.Facts.Cores,
 				AllocatableRAMGB: c.Facts.RAM, WorkerPodCount: c.Facts.Pods, KubernetesVersion: c.Facts.Versions,
 				WorkerActorCapacity: c.Facts.Capacity, WorkerMemoryLimitGB: c.Facts.Memory, SandboxClass: c.Facts.Sandbox,

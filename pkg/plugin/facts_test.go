@@ -12,6 +12,7 @@ import (
 
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
@@ -21,7 +22,7 @@ import (
 func ptrTo[T any](v T) *T { return &v }
 
 // storedFacts are the cluster facts recorded with the stored ladder run.
-var storedFacts = frontier.Facts{
+var storedFacts = clusterfacts.Facts{
 	MachineType: []string{"c3-standard-8", "n2-standard-8"}, NodeCount: ptrTo(3), AllocatableCores: ptrTo(23.5),
 	AllocatableRAMGB: ptrTo(88.25), WorkerPodCount: ptrTo(6), KubernetesVersion: []string{"v1.31.4"},
 	WorkerActorCapacity: []int64{40}, WorkerMemoryLimitGB: []float64{16}, SandboxClass: []string{"gvisor", "microvm"},

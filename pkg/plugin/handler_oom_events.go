@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -26,11 +27,13 @@ func (d *Datasource) handleOOMEvents(ctx context.Context, _ backend.PluginContex
 
 func (d *Datasource) oomFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	br := d.block(ctx, e, harvest.BlockOOM)
-	r := harvest.Result{OOM: br.result.OOM, Notices: append([]harvest.Notice(nil), br.notices...)}
-	if n, failed := readFailure(r.Notices); failed && r.OOM.Node == nil && r.OOM.Pod == nil {
+	if n, failed := readFailure(br.notices); failed && br.result.OOM.Node == nil && br.result.OOM.Pod == nil {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	r.SetKubernetes(d.kubernetesOOM(ctx, e))
+	block := engine.BlocksFunc(func(context.Context, harvest.Params) *harvest.Result {
+		return &harvest.Result{OOM: br.result.OOM, Notices: append([]harvest.Notice(nil), br.notices...)}
+	})
+	r := engine.Run(ctx, d.params(e, d.now().Unix()), block, d.kubernetes(ctx, e)).Harvest
 	vals := r.OOM.Values()
 	fields := make([]*data.Field, len(harvest.OOMKeys))
 	for i, k := range harvest.OOMKeys {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -19,10 +20,18 @@ import (
 // promql client bounds the requests in flight underneath).
 const summaryParallelRuns = 4
 
-// fullResult is a run's whole harvest, assembled from the cached blocks
-// exactly as harvest.Harvest assembles them, with the Kubernetes oom fields
-// set: the numbers of `density export`'s server_summary for the run.
+// fullResult is a run's whole harvest through the engine, its blocks
+// assembled from the cached blocks exactly as harvest.Harvest assembles
+// them, with the Kubernetes oom fields set: the numbers of `density
+// export`'s server_summary for the run.
 func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Result {
+	blocks := engine.BlocksFunc(func(ctx context.Context, _ harvest.Params) *harvest.Result { return d.cachedBlocks(ctx, e) })
+	return engine.Run(ctx, d.params(e, d.now().Unix()), blocks, d.kubernetes(ctx, e)).Harvest
+}
+
+// cachedBlocks assembles every block of a run from the cache (each block
+// derives its own parameters under its cache key).
+func (d *Datasource) cachedBlocks(ctx context.Context, e runs.Entry) *harvest.Result {
 	blocks := harvest.Blocks()
 	parts := make([]blockResult, len(blocks))
 	var wg sync.WaitGroup
@@ -47,7 +56,6 @@ func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Resu
 		}
 		r.Queries = append(r.Queries, p.queries...)
 	}
-	r.SetKubernetes(d.kubernetesOOM(ctx, e))
 	return r
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/phases"
@@ -278,25 +279,32 @@ func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {
 	return problems(d.storedSummary(ctx, e).problem, d.storedPSIFile(ctx, e).problem, d.storedRows(ctx, e).problem)
 }
 
-// kubernetesOOM is the Kubernetes part of oom_events for a run: a stored
-// run's recorded values (never today's cluster); other runs have no
-// "before" snapshot, without which the four counts are unknown.
-func (d *Datasource) kubernetesOOM(ctx context.Context, e runs.Entry) harvest.KubernetesOOM {
+// kubernetes is where the Kubernetes part of oom_events comes from for a
+// run: a stored run's recorded values (never today's cluster); other runs
+// have no "before" snapshot, without which the four counts are unknown, so
+// nothing is read for them either.
+func (d *Datasource) kubernetes(ctx context.Context, e runs.Entry) engine.Kubernetes {
 	if e.Source == runs.SourceStore {
-		s := d.storedSummary(ctx, e)
-		if s.summary != nil && s.summary.Blocks[harvest.BlockOOM] {
-			o := s.summary.Result.OOM
-			return harvest.KubernetesOOM{WorkerRestarts: o.WorkerRestarts, WorkerOOMKilledPods: o.WorkerOOMKilledPods,
-				Evicted: o.Evicted, WorkerPodsLost: o.WorkerPodsLost,
-				Reason: "not recorded in the run's stored " + runs.FileServerSummary}
-		}
-		if !e.Artifacts.ServerSummary {
-			return harvest.KubernetesOOM{Reason: "the run's " + runs.FileServerSummary + " is not in the results store (`density export` records these counts)"}
-		}
-		return harvest.KubernetesOOM{Reason: "the run's stored " + runs.FileServerSummary + " does not record these counts"}
+		return engine.Kubernetes{Recorded: d.recordedOOM(ctx, e)}
 	}
 	if d.settings.Kube.Access == KubeOff {
-		return harvest.KubernetesOOM{Reason: "Kubernetes access is off in the datasource settings"}
+		return engine.Kubernetes{Why: "Kubernetes access is off in the datasource settings"}
 	}
-	return harvest.KubernetesOOM{Reason: "a run outside the results store has no \"before\" snapshot of the worker pods, without which restarts, OOM-killed pods, evictions and lost pods cannot be counted"}
+	return engine.Kubernetes{Why: "a run outside the results store has no \"before\" snapshot of the worker pods, without which restarts, OOM-killed pods, evictions and lost pods cannot be counted"}
+}
+
+// recordedOOM is the four counts a stored run's server_summary.json
+// recorded, or none with the reason.
+func (d *Datasource) recordedOOM(ctx context.Context, e runs.Entry) *harvest.KubernetesOOM {
+	s := d.storedSummary(ctx, e)
+	if s.summary != nil && s.summary.Blocks[harvest.BlockOOM] {
+		o := s.summary.Result.OOM
+		return &harvest.KubernetesOOM{WorkerRestarts: o.WorkerRestarts, WorkerOOMKilledPods: o.WorkerOOMKilledPods,
+			Evicted: o.Evicted, WorkerPodsLost: o.WorkerPodsLost,
+			Reason: "not recorded in the run's stored " + runs.FileServerSummary}
+	}
+	if !e.Artifacts.ServerSummary {
+		return &harvest.KubernetesOOM{Reason: "the run's " + runs.FileServerSummary + " is not in the results store (`density export` records these counts)"}
+	}
+	return &harvest.KubernetesOOM{Reason: "the run's stored " + runs.FileServerSummary + " does not record these counts"}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -103,13 +104,13 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 // liveTrial computes the row of a run outside the store.
 func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) trialRow {
 	var t trialRow
-	var facts frontier.Facts
+	var facts clusterfacts.Facts
 	switch reason := d.liveFactsUnavailable(e, now); {
 	case reason != "":
 		t.notices = append(t.notices, fmt.Sprintf("run %s: cluster facts are null: %s", e.ID, reason))
 	default:
 		r := cluster.Discover(ctx, d.kube, d.settings.clusterOptions())
-		facts = frontier.Facts(r.Facts)
+		facts = r.Facts
 		for _, n := range r.Notices {
 			t.notices = append(t.notices, fmt.Sprintf("run %s: %s null: %s", e.ID, strings.Join(n.Fields, ", "), n.Reason))
 		}

@@ -443,82 +443,63 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 		}
 	}
 
-	// The window: server_summary.json metadata, else the last trial_summary
-	// row, else the last stats_history.csv timestamp.
-	var meta *Recorded
+	// The window (ResolveWindow, RuleStoredRun): server_summary.json
+	// metadata, else the last trial_summary row (stats.jsonl is read only
+	// then), else the last stats_history.csv timestamp.
+	in := WindowInputs{Rule: RuleStoredRun, RunTS: r.ts, History: hist}
+	var summaryErr, trialErr error
 	if e.Artifacts.ServerSummary {
 		m, err := withReader(ctx, s, r.prefix+FileServerSummary, PeekServerSummaryMeta)
-		switch {
-		case err != nil:
-			problem(FileServerSummary, err)
-		case m.End == nil || m.SteadyStart == nil || m.SteadyEnd == nil || *m.SteadyEnd < *m.SteadyStart:
-			problem(FileServerSummary, errors.New("metadata lacks a usable end_ts/steady window"))
-		default:
-			meta = &m
-			finished = true
-		}
-	}
-	var trialEnd *int64
-	if meta == nil && e.Artifacts.StatsJSONL {
-		rec, err := withReader(ctx, s, r.prefix+FileStatsJSONL, ReadTrialSummaryWindow)
 		if err != nil {
-			problem(FileStatsJSONL, err)
-		} else if rec.End != nil {
-			finished = true
-			trialEnd = rec.End
+			summaryErr = err
+		} else {
+			in.Summary = &m
 		}
 	}
-
+	if e.Artifacts.StatsJSONL {
+		in.Trial = func() *Recorded {
+			rec, err := withReader(ctx, s, r.prefix+FileStatsJSONL, ReadTrialSummaryWindow)
+			if err != nil {
+				trialErr = err
+				return nil
+			}
+			return &rec
+		}
+	}
+	w, _ := ResolveWindow(in) // RuleStoredRun describes every run
 	switch {
-	case meta != nil:
-		e.End, e.EndKnown = max(*meta.End, e.Start), true
-		e.SteadyStart, e.SteadyEnd = *meta.SteadyStart, *meta.SteadyEnd
-		e.SteadyFromSamples = !(e.SteadyStart == e.Start && e.SteadyEnd == e.End)
-		if !e.SteadyFromSamples {
-			e.SteadyWhy = "server_summary.json's steady window is the run window"
-		}
-		e.WindowFrom = FileServerSummary + " metadata"
-	case trialEnd != nil:
-		e.End, e.EndKnown = max(*trialEnd, e.Start), true
-		e.WindowFrom = "the trial_summary row of " + FileStatsJSONL
-	case hist != nil && hist.HasBounds:
-		e.End, e.EndKnown = max(hist.Last, e.Start), true
-		e.WindowFrom = "the last " + FileStatsHistory + " timestamp"
-	default:
-		e.WindowFrom = "unknown: no server_summary.json, trial_summary row or stats_history.csv timestamp"
-		e.SteadyWhy = SteadyNoSamples
+	case summaryErr != nil:
+		problem(FileServerSummary, summaryErr)
+	case in.Summary != nil && w.EndFrom != FromSummary:
+		problem(FileServerSummary, errors.New("metadata lacks a usable end_ts/steady window"))
 	}
-	if meta == nil && e.EndKnown {
-		var samples []UserSample
-		if hist != nil {
-			samples = hist.Samples
-		}
-		st := ComputeSteady(samples, e.Start, e.End)
-		e.SteadyStart, e.SteadyEnd, e.SteadyFromSamples, e.SteadyWhy = st.Start, st.End, st.FromSamples, st.Why
+	if trialErr != nil {
+		problem(FileStatsJSONL, trialErr)
 	}
-	if meta == nil && !e.EndKnown {
-		e.SteadyStart, e.SteadyEnd = e.Start, e.End
+	if w.EndFrom == FromSummary || w.EndFrom == FromTrial {
+		finished = true // the orchestrator uploads these last
 	}
-	if hist != nil {
-		e.PeakUsers = peakOf(hist)
-	}
+	e.End, e.EndKnown, e.WindowFrom = w.End, w.EndKnown, storedWindowFrom(w.EndFrom)
+	e.SteadyStart, e.SteadyEnd, e.SteadyFromSamples, e.SteadyWhy = w.Steady.Start, w.Steady.End, w.Steady.FromSamples, w.Steady.Why
+	e.PeakUsers = w.PeakUsers
 	if finished {
 		s.remember(e)
 	}
 	return e, nil
 }
 
-// peakOf is the highest observed user count (trial_summary's peak_users
-// rule), else the highest steady-window sample.
-func peakOf(h *History) *float64 {
-	if len(h.Observed) > 0 {
-		p := slices.Max(h.Observed)
-		return &p
+// storedWindowFrom is Entry.WindowFrom of a stored run: where its end
+// and steady window came from.
+func storedWindowFrom(from WindowSource) string {
+	switch from {
+	case FromSummary:
+		return FileServerSummary + " metadata"
+	case FromTrial:
+		return "the trial_summary row of " + FileStatsJSONL
+	case FromHistory:
+		return "the last " + FileStatsHistory + " timestamp"
 	}
-	if st := ComputeSteady(h.Samples, 0, 0); st.Peak != nil {
-		return st.Peak
-	}
-	return nil
+	return "unknown: no server_summary.json, trial_summary row or stats_history.csv timestamp"
 }
 
 // ReadFile reads one file of a stored run, at most limit bytes (an error
