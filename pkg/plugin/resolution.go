@@ -137,8 +137,14 @@ func (d *Datasource) readPSIPanel(ctx context.Context, m queryModel, e runs.Entr
 		out.series = series
 		return out
 	}
+	// A band evaluates every series at every step: its reads are cut by
+	// the series it fans in from, not by the one series it answers.
+	var inputs int64
+	if count != nil {
+		inputs = int64(*count)
+	}
 	for _, b := range bandQuantiles {
-		series, err := c.Range(ctx, b.expr(query), start, end, m.grid.step)
+		series, err := c.RangeOver(ctx, b.expr(query), inputs, start, end, m.grid.step)
 		if err != nil {
 			fail("the "+b.name+" band", err)
 			return out

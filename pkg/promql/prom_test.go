@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -826,5 +831,52 @@ func TestNoRestartEqualsPromQL(t *testing.T) {
 		if math.Abs(got-want) > 1e-12 {
 			t.Errorf("q %g: window quantile %v, PromQL %v", q, got, want)
 		}
+	}
+}
+
+// TestRangeOverCutsByInputs: a band over many series is cut into chunks by
+// the series it evaluates, though it answers one; the joined answer equals
+// the uncut read (real Prometheus, requests counted by a proxy).
+func TestRangeOverCutsByInputs(t *testing.T) {
+	srv := growthProm(t)
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranges atomic.Int64
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/api/v1/query_range") {
+			ranges.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	ctx := context.Background()
+	c, _ := realClient(t, proxy.URL, func(c *promql.Config) { c.MaxSeriesPoints = 200 })
+	inputs, err := c.Instant(ctx, "count(c_total)", winB)
+	if err != nil || len(inputs) != 1 || len(inputs[0].Samples) != 1 {
+		t.Fatalf("count: %v, %v", inputs, err)
+	}
+	n := int64(inputs[0].Samples[0].V)
+	const band = "quantile(0.5, c_total)"
+	whole, err := c.Range(ctx, band, winA, winB, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ranges.Swap(0); got != 1 {
+		t.Errorf("Range of one answered series: %d requests, want 1", got)
+	}
+	cut, err := c.RangeOver(ctx, band, n, winA, winB, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := int64((winB-winA)/10 + 1)
+	perChunk := max(200/n, 1)
+	if got, want := ranges.Load(), (points+perChunk-1)/perChunk; got != want {
+		t.Errorf("RangeOver over %d series: %d requests, want %d (%d points, %d per chunk)", n, got, want, points, perChunk)
+	}
+	if !reflect.DeepEqual(cut, whole) {
+		t.Errorf("cut read differs from the whole read:\n%+v\nwant\n%+v", cut, whole)
 	}
 }

@@ -17,8 +17,21 @@ import (
 // are sorted by label set the way Prometheus sorts a matrix; a series whose
 // samples were all NaN/±Inf is kept with no samples.
 func (c *Client) Range(ctx context.Context, query string, start, end, step int64) ([]Series, error) {
+	return c.rangeJoined(ctx, query, 0, start, end, step)
+}
+
+// RangeOver is Range for a query that aggregates over inputs series (a
+// distribution band such as quantile(0.5, q) over every pod): its chunks
+// are sized by the series the server evaluates, not by the few it answers,
+// so that each request stays within the timeout however many series fan
+// in. inputs <= 0 is Range.
+func (c *Client) RangeOver(ctx context.Context, query string, inputs, start, end, step int64) ([]Series, error) {
+	return c.rangeJoined(ctx, query, inputs, start, end, step)
+}
+
+func (c *Client) rangeJoined(ctx context.Context, query string, inputs, start, end, step int64) ([]Series, error) {
 	var parts [][]Series
-	err := c.RangeEach(ctx, query, start, end, step, func(chunk []Series) error {
+	err := c.rangeEach(ctx, query, inputs, start, end, step, func(chunk []Series) error {
 		parts = append(parts, chunk)
 		return nil
 	})
@@ -55,6 +68,12 @@ const countAbovePoints = 361
 // before it must then be discarded by the caller, as must the whole read
 // when visit returns an error (which is returned as is).
 func (c *Client) RangeEach(ctx context.Context, query string, start, end, step int64, visit func(chunk []Series) error) error {
+	return c.rangeEach(ctx, query, 0, start, end, step, visit)
+}
+
+// rangeEach is RangeEach with the chunks sized by inputs series when
+// inputs > 0 (RangeOver), by the answer's own series otherwise.
+func (c *Client) rangeEach(ctx context.Context, query string, inputs, start, end, step int64, visit func(chunk []Series) error) error {
 	if step <= 0 {
 		return c.wrap(KindRange, query, fmt.Errorf("step must be positive, got %d", step))
 	}
@@ -64,12 +83,15 @@ func (c *Client) RangeEach(ctx context.Context, query string, start, end, step i
 	idx := c.log.add(Entry{Kind: KindRange, Query: query, Start: start, End: end, Step: step})
 	target := c.effective(c.cfg.RangeTimeout) / 4
 	series, scale := int64(1), 1.0
-	if points := (end-start)/step + 1; points > countAbovePoints {
-		n, err := c.countSeries(ctx, query, start+(end-start)/step/2*step, idx)
-		if err != nil {
-			return c.wrap(KindRange, query, fmt.Errorf("counting its series to size the chunks: %w", err))
+	if points := (end-start)/step + 1; inputs > 0 || points > countAbovePoints {
+		series = inputs
+		if inputs <= 0 {
+			n, err := c.countSeries(ctx, query, start+(end-start)/step/2*step, idx)
+			if err != nil {
+				return c.wrap(KindRange, query, fmt.Errorf("counting its series to size the chunks: %w", err))
+			}
+			series = max(n, 1)
 		}
-		series = max(n, 1)
 		// A read the series budget binds (not MaxPoints) starts at a quarter
 		// of it, and at least one TSDB chunk per series (minFeedbackPoints):
 		// its cost per point is unknown until a chunk comes back, and a
