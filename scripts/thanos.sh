@@ -2,8 +2,10 @@
 # Builds thanos from the pinned tools module (tools/thanos) and prints the path
 # of the binary on stdout; progress goes to stderr.
 #
-# The binary is cached outside the clone, keyed by the sha256 of
-# tools/thanos/go.sum, so every clone on the same machine (CI included) reuses
+# tools/thanos/build.flags holds the release build's tags (its .promu.yml):
+# netgo, and slicelabels, without which the sidecar's gRPC codec reads
+# labels in the wrong layout and panics. The binary is cached outside the
+# clone, keyed by the sha256 of tools/thanos/go.sum and build.flags, so every clone on the same machine (CI included) reuses
 # it: a cold build takes about 25 minutes on 2 shared cores (see
 # docs/backends.md), a cached one returns at once.
 #
@@ -37,7 +39,8 @@ echo "thanos.sh: building thanos $ver into $dir (cold: about 25 min on 2 shared 
 start=$(date +%s)
 tmp="$dir/thanos.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
-(cd "$mod" && CGO_ENABLED=0 GOWORK=off "${wrap[@]}" go build -mod=readonly -trimpath \
+# shellcheck disable=SC2086 # build.flags is a list of go build arguments
+(cd "$mod" && CGO_ENABLED=0 GOWORK=off "${wrap[@]}" go build -mod=readonly -trimpath $flags \
 	-ldflags "$ldflags" -o "$tmp" github.com/thanos-io/thanos/cmd/thanos) >&2
 mv -f "$tmp" "$bin"
 echo "thanos.sh: built in $(( $(date +%s) - start ))s: $bin" >&2

@@ -1,18 +1,24 @@
 // Package toolcache finds the test binaries that scripts/*.sh build once
 // from a pinned module under tools/ (kube-apiserver, thanos) into a cache
-// shared by every checkout: <cache>/<name>-<sha256(go.sum)[:16]>/<name>.
+// shared by every checkout: <cache>/<name>-<sha256(go.sum + build.flags)[:16]>/<name>.
 package toolcache
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
 // EnvCache overrides the cache root (default <user cache dir>/substrate-density).
 const EnvCache = "SUBSTRATE_DENSITY_CACHE"
+
+// BuildFlagsFile, in a tools module, holds the flags its binary is built
+// with (go build arguments on one line).
+const BuildFlagsFile = "build.flags"
 
 // Cached returns where the build script puts binary name built from
 // tools/module of this checkout, and the checkout's root. envBinary names
@@ -26,6 +32,13 @@ func Cached(name, module, envBinary string) (path, root string, err error) {
 	if err != nil {
 		return "", root, fmt.Errorf("reading the tools module's go.sum: %w", err)
 	}
+	// The build flags, where a module has them, are part of the key: the
+	// same sources built with other tags are another binary.
+	flags, err := os.ReadFile(filepath.Join(root, "tools", module, BuildFlagsFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", root, fmt.Errorf("reading the tools module's %s: %w", BuildFlagsFile, err)
+	}
+	sum = append(sum, flags...)
 	cache := os.Getenv(EnvCache)
 	if cache == "" {
 		dir, err := os.UserCacheDir()

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// The cache path is keyed by the tools module's go.sum, under $EnvCache;
+// The cache path is keyed by the tools module's go.sum (and build flags),
+// under $EnvCache;
 // Executable refuses directories and files without an x bit.
 func TestCachedAndExecutable(t *testing.T) {
 	root := t.TempDir()
@@ -51,6 +52,15 @@ func TestCachedAndExecutable(t *testing.T) {
 	}
 	if err := Executable(p); err != nil {
 		t.Errorf("an executable file: %v", err)
+	}
+	// Build flags are part of the key: go.sum's bytes, then the flags'.
+	if err := os.WriteFile(filepath.Join(mod, BuildFlagsFile), []byte("-tags=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h = sha256.Sum256([]byte("sum\n-tags=x\n"))
+	want = filepath.Join(cache, "tool-"+hex.EncodeToString(h[:])[:16], "tool")
+	if p, _, err := Cached("tool", "demo", "TOOL"); err != nil || p != want {
+		t.Errorf("with %s: Cached = %q, %v; want %q", BuildFlagsFile, p, err, want)
 	}
 	if _, _, err := Cached("tool", "other", "TOOL"); err == nil || !strings.Contains(err.Error(), "no tools/other/go.mod") {
 		t.Errorf("missing module: %v", err)
