@@ -2,7 +2,8 @@
 # Installs what builds and tests need on a fresh Debian machine of this kind
 # (root, Go, Node 20, npm): Prometheus, VictoriaMetrics, etcd, Chromium, the
 # Inter font and python3-junitparser from Debian, frontend dependencies from npm, and a cached
-# kube-apiserver for the Kubernetes tests. Idempotent: a second run only
+# kube-apiserver and Thanos for the Kubernetes and Thanos tests (built once per
+# machine, cached outside the clone). Idempotent: a second run only
 # checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +46,9 @@ fi
 if [ -x scripts/kube-apiserver.sh ]; then
   echo "setup: kube-apiserver (cached build)"
   scripts/kube-apiserver.sh >/dev/null
+fi
+if [ -x scripts/thanos.sh ]; then
+  echo "setup: thanos (cached build)"
+  scripts/thanos.sh >/dev/null
 fi
 echo "setup: done"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,27 +109,78 @@ func TestExportTwiceSameSummary(t *testing.T) {
 	}
 }
 
-// TestExportThanosEqualsPrometheus exports the steady run against Thanos
-// Query over two deduplicated replicas and against a single Prometheus: the
-// summaries are equal, and equal again with one sidecar stopped.
+// TestExportThanosEqualsPrometheus exports each scenario against Thanos
+// Query over two deduplicated replicas and against a single Prometheus:
+// the summaries are equal. For the steady run, equal again with one
+// sidecar stopped, and with both stopped the export still exits 0 with
+// nulls and notices.
 func TestExportThanosEqualsPrometheus(t *testing.T) {
-	stack := thanostest.Start(t, cache.Generated(t, "steady").OM)
-	run, prom := cache.Prometheus(t, "steady")
-	want, promReqs, promWall, _ := exportSummary(t, run, prom.URL)
-	got, thanosReqs, thanosWall, _ := exportSummary(t, run, stack.URL)
-	t.Logf("export: prometheus %d requests in %v, thanos %d requests in %v",
-		promReqs, promWall.Round(time.Millisecond), thanosReqs, thanosWall.Round(time.Millisecond))
-	if d := diffKeys(want, got); len(d) > 0 {
-		t.Errorf("thanos summary differs from prometheus in %v", d)
+	for _, sc := range []string{"steady", "redeploy", "ladder-steps"} {
+		t.Run(sc, func(t *testing.T) {
+			stack := thanostest.Start(t, cache.Generated(t, sc).OM)
+			run, prom := cache.Prometheus(t, sc)
+			want, promReqs, promWall, _ := exportSummary(t, run, prom.URL)
+			got, thanosReqs, thanosWall, _ := exportSummary(t, run, stack.URL)
+			t.Logf("%s export: prometheus %d requests in %v, thanos %d requests in %v", sc,
+				promReqs, promWall.Round(time.Millisecond), thanosReqs, thanosWall.Round(time.Millisecond))
+			checkThanos(t, "both replicas", want, got)
+			if sc != "steady" {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := stack.StopSidecar(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			one, _, _, printed := exportSummary(t, run, stack.URL)
+			checkThanos(t, "one replica", want, one)
+			t.Logf("with one sidecar stopped the export printed:\n%s", printed)
+			if err := stack.StopSidecar(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			none, _, _, printed := exportSummary(t, run, stack.URL)
+			t.Logf("with both sidecars stopped the export printed:\n%s", printed)
+			if !strings.Contains(printed, "null: no series of") {
+				t.Errorf("with both sidecars stopped the export does not say why its values are null:\n%s", printed)
+			}
+			packing, _ := none["cluster_packing"].(map[string]any)
+			summary, _ := packing["summary"].(map[string]any)
+			if summary == nil || summary["p50"] != nil {
+				t.Errorf("with both sidecars stopped cluster_packing.summary = %v, want p50 null", packing["summary"])
+			}
+		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := stack.StopSidecar(ctx, 1); err != nil {
-		t.Fatal(err)
+}
+
+// thanosApprox are the fields Thanos Query computes slightly differently
+// from Prometheus over the same samples (docs/backends.md): the PSI stall
+// summaries (rates joined on instance) and the worker working set at a
+// redeploy, where series end.
+var thanosApprox = map[string]bool{
+	"node_psi.cpu_stall_pct": true, "node_psi.mem_stall_pct": true, "node_psi.io_stall_pct": true,
+	"pod_psi.cpu_stall_pct": true, "pod_psi.mem_stall_pct": true, "pod_psi.io_stall_pct": true,
+	"working_set.worker": true,
+}
+
+// checkThanos asserts Thanos's summary equals Prometheus's in every field
+// but thanosApprox, and in those within 1 % but for at most two values
+// (the points where pods go away).
+func checkThanos(t *testing.T, label string, want, got map[string]any) {
+	t.Helper()
+	far := 0
+	for _, k := range diffKeys(want, got) {
+		if !thanosApprox[k] {
+			t.Errorf("%s: thanos summary differs from prometheus in %s", label, k)
+			continue
+		}
+		top, sub, _ := strings.Cut(k, ".")
+		a, _ := want[top].(map[string]any)
+		b, _ := got[top].(map[string]any)
+		n := thanostest.FarValues(a[sub], b[sub], 0.01)
+		t.Logf("%s: %s differs (%d values beyond 1 %%)", label, k, n)
+		far += n
 	}
-	one, _, _, printed := exportSummary(t, run, stack.URL)
-	if d := diffKeys(want, one); len(d) > 0 {
-		t.Errorf("with one sidecar stopped the summary differs in %v\n%s", d, printed)
+	if far > 2 {
+		t.Errorf("%s: %d values differ from prometheus by more than 1 %%", label, far)
 	}
-	t.Logf("with one sidecar stopped the export printed:\n%s", printed)
 }
