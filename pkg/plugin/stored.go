@@ -22,18 +22,11 @@ const maxStoredFile = 64 << 20
 // reads only what it shows: the Runs over time trend reads stats.jsonl
 // alone, never the time series of server_summary.json or psi_series.json.
 
-// storedSummary is a stored run's server_summary.json read into the
-// engine's Result; nil when the run has none, or one that does not parse
-// (problem says why; the blocks are then harvested).
-type storedSummary struct {
-	summary *artifact.StoredSummary
-	problem string
-}
-
-// storedPSIFile is a stored run's psi_series.json (bands and top series of
-// every PSI panel); nil when the store has none.
-type storedPSIFile struct {
-	psi     *artifact.PSISeries
+// storedFile is one stored artifact parsed: value is nil when the run has
+// none, or one that does not parse (problem says why, and what is read
+// instead).
+type storedFile[T any] struct {
+	value   *T
 	problem string
 }
 
@@ -73,35 +66,34 @@ func (d *Datasource) inStore(e runs.Entry) bool {
 	return e.Source == runs.SourceStore && d.catalogs.Store != nil
 }
 
-func (d *Datasource) storedSummary(ctx context.Context, e runs.Entry) storedSummary {
-	if !d.inStore(e) || !e.Artifacts.ServerSummary {
-		return storedSummary{}
-	}
-	return storedOnce(ctx, d, e, "stored "+runs.FileServerSummary, func() storedSummary {
-		var s storedSummary
-		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileServerSummary, maxStoredFile)
-		if err == nil {
-			s.summary, err = artifact.ReadServerSummary(b)
-		}
-		if err != nil {
-			s.problem = fmt.Sprintf("the run's stored %s could not be read (%v): its numbers are harvested from Prometheus", runs.FileServerSummary, err)
-		}
-		return s
-	})
+// storedSummary is a stored run's server_summary.json read into the
+// engine's Result (the blocks are harvested when it cannot be read).
+func (d *Datasource) storedSummary(ctx context.Context, e runs.Entry) storedFile[artifact.StoredSummary] {
+	return readStoredFile(ctx, d, e, e.Artifacts.ServerSummary, runs.FileServerSummary, artifact.ReadServerSummary,
+		"its numbers are harvested from Prometheus")
 }
 
-func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedPSIFile {
-	if !d.inStore(e) || !e.Artifacts.PSISeries {
-		return storedPSIFile{}
+// storedPSIFile is a stored run's psi_series.json: the bands and top
+// series of every PSI panel.
+func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedFile[artifact.PSISeries] {
+	return readStoredFile(ctx, d, e, e.Artifacts.PSISeries, runs.FilePSISeries, artifact.ReadPSISeries,
+		"PSI series are read from Prometheus")
+}
+
+// readStoredFile reads and parses the stored artifact name of e, once,
+// when the run has it; instead says what is read when it cannot be.
+func readStoredFile[T any](ctx context.Context, d *Datasource, e runs.Entry, has bool, name string, parse func([]byte) (*T, error), instead string) storedFile[T] {
+	if !d.inStore(e) || !has {
+		return storedFile[T]{}
 	}
-	return storedOnce(ctx, d, e, "stored "+runs.FilePSISeries, func() storedPSIFile {
-		var s storedPSIFile
-		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FilePSISeries, maxStoredFile)
+	return storedOnce(ctx, d, e, "stored "+name, func() storedFile[T] {
+		var s storedFile[T]
+		b, err := d.catalogs.Store.ReadFile(ctx, e, name, maxStoredFile)
 		if err == nil {
-			s.psi, err = artifact.ReadPSISeries(b)
+			s.value, err = parse(b)
 		}
 		if err != nil {
-			s.problem = fmt.Sprintf("the run's stored %s could not be read (%v): PSI series are read from Prometheus", runs.FilePSISeries, err)
+			s.value, s.problem = nil, fmt.Sprintf("the run's stored %s could not be read (%v): %s", name, err, instead)
 		}
 		return s
 	})
@@ -178,24 +170,24 @@ func (d *Datasource) storedBlock(ctx context.Context, e runs.Entry, block string
 	if !d.settings.PreferStored {
 		return blockResult{}, false
 	}
-	s := d.storedSummary(ctx, e)
-	if s.summary == nil || !s.summary.Blocks[block] {
+	s := d.storedSummary(ctx, e).value
+	if s == nil || !s.Blocks[block] {
 		return blockResult{}, false
 	}
 	ns := []harvest.Notice{{Block: block, Kind: harvest.Stored,
 		Reason: fmt.Sprintf("source: results store (the %s of run %s)", runs.FileServerSummary, e.ID)}}
-	return blockResult{result: s.summary.Result, notices: ns, cached: true, fromStore: true}, true
+	return blockResult{result: s.Result, notices: ns, cached: true, fromStore: true}, true
 }
 
 // storedPSI is a stored run's psi_series.json band set of one PSI panel.
 func (d *Datasource) storedPSI(ctx context.Context, e runs.Entry, scope, resource string) *harvest.PSIBandSet {
-	s := d.storedPSIFile(ctx, e)
-	if s.psi == nil {
+	s := d.storedPSIFile(ctx, e).value
+	if s == nil {
 		return nil
 	}
-	sc := &s.psi.Node
+	sc := &s.Node
 	if scope == "pod" {
-		sc = &s.psi.Pod
+		sc = &s.Pod
 	}
 	switch resource {
 	case "cpu":
@@ -296,9 +288,9 @@ func (d *Datasource) kubernetes(ctx context.Context, e runs.Entry) engine.Kubern
 // recordedOOM is the four counts a stored run's server_summary.json
 // recorded, or none with the reason.
 func (d *Datasource) recordedOOM(ctx context.Context, e runs.Entry) *harvest.KubernetesOOM {
-	s := d.storedSummary(ctx, e)
-	if s.summary != nil && s.summary.Blocks[harvest.BlockOOM] {
-		o := s.summary.Result.OOM
+	s := d.storedSummary(ctx, e).value
+	if s != nil && s.Blocks[harvest.BlockOOM] {
+		o := s.Result.OOM
 		return &harvest.KubernetesOOM{WorkerRestarts: o.WorkerRestarts, WorkerOOMKilledPods: o.WorkerOOMKilledPods,
 			Evicted: o.Evicted, WorkerPodsLost: o.WorkerPodsLost,
 			Reason: "not recorded in the run's stored " + runs.FileServerSummary}
