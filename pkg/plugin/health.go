@@ -201,22 +201,20 @@ func (d *Datasource) promGet(ctx context.Context, path string, q url.Values) ([]
 		return nil, describeNetError(err)
 	}
 	defer resp.Body.Close()
-	// Only a limit below healthMaxRead can be exceeded by what is read.
-	limit, read := d.settings.MaxResponseBytes, int64(healthMaxRead)
-	if limit > 0 && limit < read {
-		read = limit + 1
+	// A maxResponseBytes below healthMaxRead fails the read as for the
+	// queries; otherwise the read is cut at healthMaxRead.
+	var body []byte
+	if limit := d.settings.MaxResponseBytes; limit > 0 && limit < healthMaxRead {
+		body, err = io.ReadAll(promql.LimitBody(resp.Body, limit))
 	} else {
-		limit = 0
+		body, err = io.ReadAll(io.LimitReader(resp.Body, healthMaxRead))
 	}
-	if limit > 0 && resp.ContentLength > limit {
-		return nil, fmt.Errorf("the answer could not be read: %w", &promql.ResponseTooLargeError{Limit: limit})
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, read))
-	if err != nil {
+	var tooLarge *promql.ResponseTooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("the answer could not be read: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("the answer could not be read: %v", describeNetError(err))
-	}
-	if limit > 0 && int64(len(body)) > limit {
-		return nil, fmt.Errorf("the answer could not be read: %w", &promql.ResponseTooLargeError{Limit: limit})
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:

@@ -13,6 +13,13 @@ func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("response larger than the MaxResponseBytes limit of %d bytes", e.Limit)
 }
 
+// LimitBody wraps rc so that reading more than limit bytes fails with
+// *ResponseTooLargeError: the limit the client applies to every answer,
+// for callers reading Prometheus answers outside it (health probes).
+func LimitBody(rc io.ReadCloser, limit int64) io.ReadCloser {
+	return &limitedBody{rc: rc, left: limit, limit: limit}
+}
+
 // limitedBody fails the read once more than limit bytes arrive.
 type limitedBody struct {
 	rc    io.ReadCloser

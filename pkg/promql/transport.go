@@ -58,7 +58,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				drainClose(resp.Body)
 				return nil, &ResponseTooLargeError{Limit: t.maxBytes}
 			}
-			resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, limit: t.maxBytes}
+			resp.Body = LimitBody(resp.Body, t.maxBytes)
 		}
 		return resp, nil
 	}
