@@ -2,6 +2,8 @@ package harvest
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/substrate/density/pkg/percentile"
@@ -69,6 +71,21 @@ func NodePSIQuery(sel Selectors, res string) string {
 // PodPSIQuery is pod_psi's PromQL for resource res.
 func PodPSIQuery(sel Selectors, res string) string {
 	return psiExpr(res, podSelector(sel), "pod")
+}
+
+// PSIQueryOf is node_psi's (by "instance") or pod_psi's (by "pod") PromQL for
+// resource res restricted to the series whose by label is one of names: a
+// few series of many read without evaluating the rest.
+func PSIQueryOf(sel Selectors, res, by string, names []string) string {
+	alts := make([]string, len(names))
+	for i, n := range names {
+		alts[i] = regexp.QuoteMeta(n)
+	}
+	only := ", " + by + "=~" + quote(strings.Join(alts, "|"))
+	if by == "pod" {
+		return psiExpr(res, podSelector(sel)+only, "pod")
+	}
+	return psiExpr(res, `container="node"`+only, "instance") + " and on (instance) " + psiExpr(res, podSelector(sel)+only, "instance")
 }
 
 // HarvestNodePSI reads node_psi over [Start, End].

@@ -1,8 +1,11 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,22 +158,67 @@ func (d *Datasource) readPSIPanel(ctx context.Context, m queryModel, e runs.Entr
 		}
 		out.bands = append(out.bands, pts)
 	}
-	// The peaks over the whole run, on the exact 10 s samples, at its end.
-	topQ := "(" + query + ") and on (" + byLabel + ") topk(" + strconv.Itoa(d.settings.TopSeries) + ", max_over_time((" + query + ")[" +
-		strconv.FormatInt(max(end-start, harvest.Step), 10) + "s:" + strconv.Itoa(harvest.Step) + "s] @ " + strconv.FormatInt(end, 10) + "))"
-	top, err := c.Range(ctx, topQ, start, end, m.grid.step)
+	// The series with the highest peaks, picked by Prometheus: each panel
+	// step's top n by max_over_time over its exact 10 s samples. Their union
+	// holds the window's n highest peaks, each exactly (a series among them
+	// is among the n highest of the step its peak falls in), so the read
+	// costs what a band costs, in chunks, not the whole window at once.
+	n := d.settings.TopSeries
+	peaksQ := "topk(" + strconv.Itoa(n) + ", max_over_time((" + query + ")[" +
+		strconv.FormatInt(m.grid.step, 10) + "s:" + strconv.Itoa(harvest.Step) + "s]))"
+	peaks, err := c.RangeOver(ctx, peaksQ, inputs*m.grid.step/harvest.Step, min(start+m.grid.step, end), end, m.grid.step)
 	if err != nil {
 		fail("the series with the highest peaks", err)
+		return out
+	}
+	var top []promql.Series
+	if names := highestPeaks(peaks, byLabel, n); len(names) > 0 {
+		top, err = c.Range(ctx, harvest.PSIQueryOf(d.settings.selectors(), m.Resource, byLabel, names), start, end, m.grid.step)
+		if err != nil {
+			fail("the series with the highest peaks", err)
+		}
 	}
 	out.series = top
-	n := "?"
+	total := "?"
 	if count != nil {
-		n = strconv.Itoa(*count)
+		total = strconv.Itoa(*count)
 	}
 	out.notices = append(out.notices, harvest.Notice{Block: block, Reason: fmt.Sprintf(
 		"%s series (more than %d): showing bands across them (min, p50, p90, p99, max per timestamp) and the %d with the highest peak; the query option series: all shows every series",
-		n, d.settings.MaxSeries, len(top))})
+		total, d.settings.MaxSeries, len(top))})
 	return out
+}
+
+// highestPeaks is the by label of the n series with the highest value in
+// peaks (each series' per-step maxima), highest first, ties by name.
+func highestPeaks(peaks []promql.Series, by string, n int) []string {
+	type peak struct {
+		name string
+		v    float64
+	}
+	var all []peak
+	for _, s := range peaks {
+		name, best, seen := s.Labels[by], math.Inf(-1), false
+		for _, p := range s.Samples {
+			if p.V > best {
+				best, seen = p.V, true
+			}
+		}
+		if name != "" && seen {
+			all = append(all, peak{name, best})
+		}
+	}
+	slices.SortFunc(all, func(a, b peak) int {
+		if c := cmp.Compare(b.v, a.v); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	names := make([]string, 0, min(n, len(all)))
+	for _, p := range all[:min(n, len(all))] {
+		names = append(names, p.name)
+	}
+	return names
 }
 
 // frame is the panel's wide time-series frame.

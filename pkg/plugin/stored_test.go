@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -373,6 +374,32 @@ func TestPSIBands(t *testing.T) {
 	}
 	if top := len(bf.Fields) - 1 - len(bandFields); top != 2 {
 		t.Errorf("%d top series, want 2", top)
+	}
+	// The top series are the two pods with the highest peak over every 10 s
+	// sample of the panel's window, as one max_over_time over all of it has
+	// them.
+	start, end := floorTo(tr.Start, step), floorTo(tr.End, step)
+	peaks, err := e.prom.Query(context.Background(), "max_over_time(("+harvest.PodPSIQuery(harvest.DefaultSelectors(), "cpu")+")["+
+		strconv.FormatInt(end-start, 10)+"s:10s])", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(peaks, func(a, b promtest.RawSeries) int {
+		return cmp.Or(cmp.Compare(b.Samples[0].V, a.Samples[0].V), strings.Compare(a.Labels["pod"], b.Labels["pod"]))
+	})
+	if len(peaks) < 3 || peaks[1].Samples[0].V == peaks[2].Samples[0].V {
+		t.Fatalf("%d pods, or a tie at the second peak: the test needs a clear top 2", len(peaks))
+	}
+	var want, got []string
+	for _, p := range peaks[:2] {
+		want = append(want, p.Labels["pod"])
+	}
+	for _, fl := range bf.Fields[1+len(bandFields):] {
+		got = append(got, fl.Labels["pod"])
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("top series %v, want the highest peaks %v", got, want)
 	}
 	if bf.Rows() != af.Rows() {
 		t.Fatalf("bands have %d rows, series %d", bf.Rows(), af.Rows())
@@ -771,8 +798,8 @@ func TestPanelResolutionPointsPerSeries(t *testing.T) {
 				if panelReads == 0 || most == 0 {
 					t.Errorf("%s: no series read at the panel's step", what)
 				}
-				if series == "bands" && panelReads != len(bandQuantiles)+1 {
-					t.Errorf("%s: %d panel reads, want %d bands and the top series", what, panelReads, len(bandQuantiles)+1)
+				if series == "bands" && panelReads != len(bandQuantiles)+2 {
+					t.Errorf("%s: %d panel reads, want %d bands, the peaks and the top series", what, panelReads, len(bandQuantiles)+2)
 				}
 				res := stored.Result.NodePSI.CPU.Summary
 				if scope == "pod" {
