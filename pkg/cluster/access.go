@@ -3,13 +3,14 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/substrate/density/pkg/endpoint"
 )
 
 // Access modes (the datasource's `kubernetesAccess` values). The empty mode
@@ -182,9 +183,8 @@ func tokenConfig(rawURL, token string, ca []byte) (*rest.Config, error) {
 	if rawURL == "" {
 		return nil, errors.New("token access needs the Kubernetes API URL")
 	}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("token access: Kubernetes API URL %q is not an http(s) URL", rawURL)
+	if !endpoint.IsHTTP(rawURL) {
+		return nil, fmt.Errorf("token access: Kubernetes API URL %q is not an http(s) URL", endpoint.Redact(rawURL))
 	}
 	if token == "" {
 		return nil, errors.New("token access needs a bearer token")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
@@ -305,7 +306,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 		return out, ExitWrite
 	}
 	md := artifact.ServerMetadata{
-		TestName: run.TestName, Tag: run.Tag, PromURL: promql.RedactURL(o.PrometheusURL),
+		TestName: run.TestName, Tag: run.Tag, PromURL: endpoint.Redact(o.PrometheusURL),
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
 	}
 	doc, err := artifact.ServerSummaryJSON(md, res)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
 
@@ -279,9 +279,8 @@ func (o *Options) validate() error {
 	if _, err := phaseLogFiles(o.PhaseLogs); err != nil {
 		return err
 	}
-	u, err := url.Parse(o.PrometheusURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("--prometheus-url %q is not an http(s) URL", o.PrometheusURL)
+	if !endpoint.IsHTTP(o.PrometheusURL) {
+		return usageErrorf("--prometheus-url %q is not an http(s) URL", endpoint.Redact(o.PrometheusURL))
 	}
 	if o.RunDir != "" {
 		st, err := os.Stat(o.RunDir)

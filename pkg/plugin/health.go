@@ -20,6 +20,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/promql"
 )
 
@@ -284,7 +285,7 @@ func (d *Datasource) checkStore(ctx context.Context) healthPart {
 	if d.settings.ResultsStore == "" {
 		return healthPart{"Results store", partOff, ""}
 	}
-	name := "Results store (" + promql.RedactURL(d.settings.ResultsStore) + ")"
+	name := "Results store (" + endpoint.Redact(d.settings.ResultsStore) + ")"
 	if d.storeErr != nil {
 		return healthPart{name, partError, "could not be opened: " + d.storeErr.Error()}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -222,5 +222,5 @@ func (d *Datasource) serveTests(w http.ResponseWriter, r *http.Request) {
 // storeUnavailable is the error of a results store that could not be
 // opened.
 func (d *Datasource) storeUnavailable() error {
-	return withStatus(backend.StatusBadGateway, fmt.Errorf("the results store %s could not be opened: %v", promql.RedactURL(d.settings.ResultsStore), d.storeErr))
+	return withStatus(backend.StatusBadGateway, fmt.Errorf("the results store %s could not be opened: %v", endpoint.Redact(d.settings.ResultsStore), d.storeErr))
 }

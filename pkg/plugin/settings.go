@@ -12,7 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
-	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/verdicts"
 )
 
@@ -305,7 +305,7 @@ func (k Kube) validate() error {
 		if k.URL == "" || k.Token == "" {
 			return ErrMissingKubeToken
 		}
-		if u, err := url.Parse(k.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		if !endpoint.IsHTTP(k.URL) {
 			return fmt.Errorf("%w: kubernetesURL %q is not an http(s) URL", ErrMissingKubeToken, k.URL)
 		}
 	default:
@@ -318,10 +318,9 @@ func validatePrometheusURL(raw string) error {
 	if raw == "" {
 		return ErrMissingURL
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !endpoint.IsHTTP(raw) {
 		// The raw URL may hold user:password; name only what is safe.
-		return fmt.Errorf("%w (%s)", ErrInvalidURL, promql.RedactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidURL, endpoint.Redact(raw))
 	}
 	return nil
 }
@@ -332,13 +331,13 @@ func validateStoreURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
+		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, endpoint.Redact(raw))
 	}
 	switch u.Scheme {
 	case "file", "gs", "s3", "azblob":
 		return nil
 	}
-	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, promql.RedactURL(raw))
+	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, endpoint.Redact(raw))
 }
 
 // URLHost returns the host part of a URL for health and error messages
@@ -346,7 +345,7 @@ func validateStoreURL(raw string) error {
 func URLHost(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return promql.RedactURL(raw)
+		return endpoint.Redact(raw)
 	}
 	return u.Host
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/substrate/density/pkg/endpoint"
 )
 
 // Client is safe for concurrent use.
@@ -39,8 +41,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("promql: parsing the Prometheus URL: %w", redactURLError(err))
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("promql: Prometheus URL %q must be http(s)://host[:port][/path]", u.Redacted())
+	if !endpoint.IsHTTP(cfg.URL) {
+		return nil, fmt.Errorf("promql: Prometheus URL %q must be http(s)://host[:port][/path]", endpoint.Redact(cfg.URL))
 	}
 	if cfg.InstantTimeout == 0 {
 		cfg.InstantTimeout = DefaultInstantTimeout
@@ -273,17 +275,4 @@ func parallel(ctx context.Context, n int, f func(ctx context.Context, i int) err
 	}
 	wg.Wait()
 	return first
-}
-
-// RedactURL is a URL as this project shows or records it (server_summary's
-// prom_url, notices, health messages): scheme, host and path, without user
-// info, query or fragment (where tokens and signed parameters live). An
-// unparseable URL reads "unparseable URL".
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "unparseable URL"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
 }

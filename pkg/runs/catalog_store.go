@@ -14,6 +14,8 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/substrate/density/pkg/endpoint"
+
 	// The object-store drivers register their URL schemes with blob's
 	// default mux; credentials come from the environment the way each
 	// cloud SDK finds them.
@@ -22,8 +24,6 @@ import (
 	_ "gocloud.dev/blob/gcsblob"
 	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
-
-	"github.com/substrate/density/pkg/promql"
 )
 
 // Store layout segments (runs.md "Run catalogs").
@@ -81,7 +81,7 @@ func storeURL(raw string) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("results store URL: not a URL")
 	}
-	where := promql.RedactURL(raw)
+	where := endpoint.Redact(raw)
 	switch u.Scheme {
 	case "file":
 		return u.String(), where, nil
