@@ -3,11 +3,11 @@ package export
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,7 +156,7 @@ type job struct {
 	// prepare
 	gates    *verdicts.Gates
 	metadata frontier.Metadata
-	headers  http.Header
+	promCfg  promql.Config
 	// load
 	in     runInputs
 	outDir string
@@ -207,8 +207,10 @@ func (j *job) prepare() error {
 	if j.metadata, err = frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata); err != nil {
 		return &UsageError{Err: err}
 	}
-	j.headers, err = o.requestHeaders(env.Getenv)
-	return err
+	if j.promCfg, err = o.prometheus().Config(env.Getenv); err != nil {
+		return &UsageError{Err: err}
+	}
+	return nil
 }
 
 // load reads the run's files, prints its window and waits out the atelet
@@ -243,14 +245,7 @@ func (j *job) load(ctx context.Context) int {
 // the ladder, concurrently.
 func (j *job) read(ctx context.Context) int {
 	o, run := j.o, j.in.Run
-	client, err := promql.New(promql.Config{
-		URL:              o.PrometheusURL,
-		HTTPClient:       &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: j.headers}},
-		InstantTimeout:   o.Timeout,
-		RangeTimeout:     o.Timeout,
-		MaxInFlight:      o.MaxConcurrency,
-		MaxResponseBytes: int64(o.MaxResponseMB) << 20,
-	})
+	client, err := promql.New(j.promCfg)
 	if err != nil {
 		return j.usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
 	}
@@ -581,13 +576,13 @@ func recordBefore(ctx context.Context, o Options, env Env) int {
 		fmt.Fprintf(env.Stdout, "before snapshot not recorded: %v (the export will report the four OOM/restart fields as null)\n", err)
 		return ExitOK
 	}
-	data, err := artifactJSON(snap)
+	data, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileClusterBefore, err)
 		return ExitWrite
 	}
 	path := filepath.Join(o.RunDir, runs.FileClusterBefore)
-	if err := artifact.WriteFileAtomic(path, data, 0o644); err != nil {
+	if err := artifact.WriteFileAtomic(path, append(data, '\n'), 0o644); err != nil {
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", path, err)
 		return ExitWrite
 	}

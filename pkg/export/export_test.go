@@ -13,17 +13,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/substrate/density/internal/promfake"
-	"github.com/substrate/density/internal/promtest"
-	"github.com/substrate/density/internal/simrun"
-	"github.com/substrate/density/pkg/artifact"
-	"github.com/substrate/density/pkg/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/substrate/density/internal/promfake"
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cluster"
 )
 
 var cache *promtest.Cache

@@ -143,6 +143,12 @@ func NewCommand(env Env) cli.Command {
 	}
 }
 
+// prometheus is the Prometheus flag group bound to o's fields.
+func (o *Options) prometheus() cli.Prometheus {
+	return cli.Prometheus{URL: &o.PrometheusURL, DefaultURL: DefaultPrometheusURL, Headers: &o.Headers, BearerTokenFile: &o.BearerTokenFile,
+		Timeout: &o.Timeout, MaxConcurrency: &o.MaxConcurrency, MaxResponseMB: &o.MaxResponseMB}
+}
+
 // AddFlags declares every export flag on fs, bound to o: the one table
 // behind `density export`, ParseFlags and mage's FromEnv (environment
 // variables named after the flags). Every bool that defaults to on also
@@ -150,8 +156,7 @@ func NewCommand(env Env) cli.Command {
 func AddFlags(fs *pflag.FlagSet, o *Options) {
 	cli.Store{Store: &o.Store, Run: &o.RunID,
 		StoreUsage: "results store URL (file://, gs://, s3://, azblob://) to re-harvest an archived run (with --run)"}.AddTo(fs)
-	cli.Prometheus{URL: &o.PrometheusURL, DefaultURL: DefaultPrometheusURL, Headers: &o.Headers, BearerTokenFile: &o.BearerTokenFile,
-		Timeout: &o.Timeout, MaxConcurrency: &o.MaxConcurrency, MaxResponseMB: &o.MaxResponseMB}.AddTo(fs)
+	o.prometheus().AddTo(fs)
 	cli.Kubernetes{ClusterFacts: &o.ClusterFacts, Kubeconfig: &o.Kubeconfig, Context: &o.Context}.AddTo(fs)
 	fs.StringVar(&o.RunDir, "run-dir", "", "run directory where Locust wrote stats_history.csv and stats.csv, and where stats.jsonl lives")
 	fs.StringVar(&o.Out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
@@ -263,18 +268,15 @@ func (o *Options) validate() error {
 		return usageErrorf("--end %d is before --start %d", o.End, o.Start)
 	case o.AteletLagS < 0:
 		return usageErrorf("--atelet-lag-s must not be negative")
-	case o.MaxConcurrency < 1:
-		return usageErrorf("--max-concurrency must be at least 1")
-	case o.MaxResponseMB < 1:
-		return usageErrorf("--max-response-mb must be at least 1")
-	case o.Timeout < 0:
-		return usageErrorf("--timeout must not be negative")
 	case o.Users < 0 || o.ActorsPerUser < 0:
 		return usageErrorf("--users and --actors-per-user must not be negative")
 	case o.PhaseLogTimeout < 0:
 		return usageErrorf("--phase-log-timeout must not be negative")
 	case o.PhaseMaxLogMB < 1:
 		return usageErrorf("--phase-max-log-mb must be at least 1")
+	}
+	if err := o.prometheus().Check(); err != nil {
+		return &UsageError{Err: err}
 	}
 	if _, err := phaseLogFiles(o.PhaseLogs); err != nil {
 		return err

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/substrate/density/pkg/promql"
+)
+
+// Check rejects values of the group's flags that cannot be used.
+func (p Prometheus) Check() error {
+	switch {
+	case p.MaxConcurrency != nil && *p.MaxConcurrency < 1:
+		return errors.New("--max-concurrency must be at least 1")
+	case p.MaxResponseMB != nil && *p.MaxResponseMB < 1:
+		return errors.New("--max-response-mb must be at least 1")
+	case p.Timeout != nil && *p.Timeout < 0:
+		return errors.New("--timeout must not be negative")
+	}
+	return nil
+}
+
+// Config is the Prometheus client the group's flag values describe: the
+// URL, --header and the bearer token (--bearer-token-file, else
+// $PROMETHEUS_BEARER_TOKEN from getenv) on every request, --timeout for
+// instant and range reads, --max-concurrency and --max-response-mb. A flag
+// the group leaves out takes promql's default.
+func (p Prometheus) Config(getenv func(string) string) (promql.Config, error) {
+	var cfg promql.Config
+	if p.URL != nil {
+		cfg.URL = *p.URL
+	}
+	if p.Timeout != nil {
+		cfg.InstantTimeout, cfg.RangeTimeout = *p.Timeout, *p.Timeout
+	}
+	if p.MaxConcurrency != nil {
+		cfg.MaxInFlight = *p.MaxConcurrency
+	}
+	if p.MaxResponseMB != nil {
+		cfg.MaxResponseBytes = int64(*p.MaxResponseMB) << 20
+	}
+	h := http.Header{}
+	if p.Headers != nil {
+		for _, kv := range *p.Headers {
+			name, value, _ := strings.Cut(kv, ":")
+			h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
+	token := strings.TrimSpace(getenv("PROMETHEUS_BEARER_TOKEN"))
+	if p.BearerTokenFile != nil && *p.BearerTokenFile != "" {
+		b, err := os.ReadFile(*p.BearerTokenFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--bearer-token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	if len(h) > 0 {
+		cfg.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: h}}
+	}
+	return cfg, nil
+}
+
+// headerTransport adds the configured headers (tenant ids, bearer token) to
+// every Prometheus request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, vs := range t.headers {
+		r.Header[k] = append([]string(nil), vs...)
+	}
+	return t.base.RoundTrip(r)
+}
