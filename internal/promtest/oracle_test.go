@@ -113,7 +113,7 @@ func TestOracleRate(t *testing.T) {
 					want, ok := e.Rate(at, 60)
 					g, gok := have[at]
 					n++
-					if ok != gok || (ok && !sameFloat(g, want, 1e-12)) {
+					if ok != gok || (ok && !sameFloat(g, want, 0)) {
 						t.Errorf("%s at %d: Prometheus (%v, %v), oracle (%v, %v)", e.Key(), at, g, gok, want, ok)
 					}
 				}

@@ -416,22 +416,7 @@ func intTextP(v int64) *string { s := strconv.FormatInt(v, 10); return &s }
 
 // seriesGrowth is the spec's restart-aware growth of one series over (a, b].
 func seriesGrowth(e ExportedSeries, a, b int64) float64 {
-	vA, ok := e.At(a, 300)
-	if !ok || math.IsNaN(vA) {
-		vA = 0
-	}
-	prev, g := vA, 0.0
-	for _, s := range e.Range(a+1, b) {
-		if math.IsNaN(s.V) {
-			continue
-		}
-		if s.V >= prev {
-			g += s.V - prev
-		} else {
-			g += s.V
-		}
-		prev = s.V
-	}
+	g, _, _ := e.Growth(a, b)
 	return g
 }
 

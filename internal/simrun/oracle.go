@@ -15,8 +15,9 @@ const DefaultLookback = 300
 
 // Rate is Prometheus 2.42's rate(SERIES[window]) evaluated at t (seconds):
 // the samples in [t-window, t], counter resets added back, extrapolated
-// towards the window edges (extrapolatedRate). ok is false with fewer than
-// two samples in the window.
+// towards the window edges, operation for operation as extrapolatedRate
+// does them (so results agree to the bit). ok is false with fewer than two
+// samples in the window.
 func (e ExportedSeries) Rate(t, window int64) (float64, bool) {
 	pts := e.Range(t-window, t)
 	if len(pts) < 2 {
@@ -24,12 +25,12 @@ func (e ExportedSeries) Rate(t, window int64) (float64, bool) {
 	}
 	first, last := pts[0], pts[len(pts)-1]
 	result := last.V - first.V
-	var lastValue float64
-	for _, p := range pts {
-		if p.V < lastValue {
-			result += lastValue
+	prev := first.V
+	for _, p := range pts[1:] {
+		if p.V < prev {
+			result += prev
 		}
-		lastValue = p.V
+		prev = p.V
 	}
 	durationToStart := float64(first.T - (t - window))
 	durationToEnd := float64(t - last.T)
@@ -52,7 +53,9 @@ func (e ExportedSeries) Rate(t, window int64) (float64, bool) {
 	} else {
 		extrapolate += avg / 2
 	}
-	return result * (extrapolate / sampled) / float64(window), true
+	factor := extrapolate / sampled
+	factor /= float64(window)
+	return result * factor, true
 }
 
 // Growth is the spec's per-series window growth over (A, B]: starting from

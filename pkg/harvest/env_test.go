@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/substrate/density/internal/oracle"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/harvest"
@@ -22,7 +23,7 @@ type scenarioEnv struct {
 	sc    simrun.Scenario
 	truth *simrun.Truth
 	dir   string
-	store *oStore // nil for lean scenarios (no per-sample truth)
+	store *oracle.Store // nil for lean scenarios (no per-sample truth)
 }
 
 var (
@@ -51,27 +52,10 @@ func loadScenario(t testing.TB, name string) *scenarioEnv {
 	sc, _ := simrun.ByName(name)
 	e := &scenarioEnv{name: name, sc: sc, truth: run.Truth, dir: run.Dir}
 	if len(run.Truth.Exported) > 0 {
-		e.store = storeFromTruth(run.Truth)
+		e.store = oracle.NewStore(run.Truth.Exported)
 	}
 	envs[name] = e
 	return e
-}
-
-func storeFromTruth(tr *simrun.Truth) *oStore {
-	series := make([]oSeries, 0, len(tr.Exported))
-	for _, ex := range tr.Exported {
-		l := make(map[string]string, len(ex.Labels)+1)
-		for k, v := range ex.Labels {
-			l[k] = v
-		}
-		l["__name__"] = ex.Name
-		s := oSeries{Labels: l, Samples: make([]oSample, len(ex.Samples))}
-		for i, smp := range ex.Samples {
-			s.Samples[i] = oSample{smp.T, smp.V}
-		}
-		series = append(series, s)
-	}
-	return newStore(series)
 }
 
 // prom returns a client of the scenario's Prometheus.
@@ -107,11 +91,6 @@ func (e *scenarioEnv) params() harvest.Params {
 		p.SteadyStart, p.SteadyEnd = tr.Start, tr.End
 	}
 	return p
-}
-
-func (e *scenarioEnv) oracleRun() oRun {
-	p := e.params()
-	return oRun{start: p.Start, end: p.End, steadyStart: p.SteadyStart, steadyEnd: p.SteadyEnd, lag: p.LagS, sel: p.Sel}
 }
 
 func harvestOf(t testing.TB, c *promql.Client, p harvest.Params) *harvest.Result {

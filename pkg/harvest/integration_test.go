@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/oracle"
 	"github.com/substrate/density/pkg/harvest"
 )
 
@@ -35,7 +36,7 @@ func TestHarvestMatchesOracle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := loadScenario(t, name)
 			got := flatten(harvestOf(t, e.prom(t), e.params()))
-			want := flatten(expectAll(e.store, e.oracleRun()))
+			want := flatten(oracle.Expect(e.store, e.params()))
 			for _, b := range blockPrefixes {
 				t.Run(b.name, func(t *testing.T) {
 					diffKV(t, name+" "+b.name, only(got, b.prefix), only(want, b.prefix))
@@ -69,7 +70,7 @@ func TestHarvestVictoriaMetrics(t *testing.T) {
 			e := loadScenario(t, name)
 			res := harvestOf(t, e.vm(t), e.params())
 			vm := flatten(res)
-			want := flatten(expectAll(e.store, e.oracleRun()))
+			want := flatten(oracle.Expect(e.store, e.params()))
 			defer func() {
 				if t.Failed() {
 					for _, n := range res.Notices {

@@ -13,9 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/oracle"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
 )
@@ -105,7 +107,7 @@ func TestActiveAteletsMatchTruth(t *testing.T) {
 			for _, s := range e.truth.SampledActors {
 				seen[s.Atelet] = true
 			}
-			if got := iv(res.ActiveActors.Atelets); got != iv(intp(len(seen))) {
+			if got, want := iv(res.ActiveActors.Atelets), strconv.Itoa(len(seen)); got != want {
 				t.Errorf("atelets = %s, want %d", got, len(seen))
 			}
 		})
@@ -201,7 +203,7 @@ func TestOneFailingQueryAgainstRealPrometheus(t *testing.T) {
 	}))
 	defer front.Close()
 	res := harvestOf(t, newClient(t, front.URL), e.params())
-	got, want := flatten(res), flatten(expectAll(e.store, e.oracleRun()))
+	got, want := flatten(res), flatten(oracle.Expect(e.store, e.params()))
 	nulls := map[string]bool{}
 	for _, k := range []string{"checkpoint_p50_s", "checkpoint_p90_s", "checkpoint_p95_s", "checkpoint_p99_s", "checkpoint_mean_s", "checkpoint_mb_s"} {
 		nulls["snapshots."+k] = true
