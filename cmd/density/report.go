@@ -15,6 +15,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
@@ -26,7 +27,18 @@ import (
 // reportFlags are `density report`'s inputs.
 type reportFlags struct {
 	runDir, store, runID, out, promURL string
+	headers                            []string
+	bearerTokenFile                    string
+	timeout                            time.Duration
+	maxConcurrency, maxResponseMB      int
 	base                               command.BaselineFlags
+}
+
+// prometheus is the Prometheus flag group bound to f's fields.
+func (f *reportFlags) prometheus() cli.Prometheus {
+	return cli.Prometheus{URL: &f.promURL, Headers: &f.headers, BearerTokenFile: &f.bearerTokenFile,
+		Timeout: &f.timeout, MaxConcurrency: &f.maxConcurrency, MaxResponseMB: &f.maxResponseMB,
+		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`}
 }
 
 // addReportFlags declares `density report`'s flags on fs, bound to f.
@@ -34,8 +46,7 @@ func addReportFlags(fs *pflag.FlagSet, f *reportFlags) {
 	fs.StringVar(&f.runDir, "run-dir", "", "run directory holding server_summary.json (and psi_series.json, stats.jsonl)")
 	cli.Store{Store: &f.store, Run: &f.runID}.AddTo(fs)
 	command.AddBaselineFlags(fs, &f.base)
-	cli.Prometheus{URL: &f.promURL,
-		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`}.AddTo(fs)
+	f.prometheus().AddTo(fs)
 	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
 }
 
@@ -57,7 +68,7 @@ func (f reportFlags) check(args []string) error {
 	case f.base.Dir != "" && f.base.Run != "":
 		return errors.New("give one of --baseline or --baseline-run")
 	}
-	return nil
+	return f.prometheus().Check()
 }
 
 // reportCommand is `density report`: 0 ok, 1 the report could not be made
@@ -211,8 +222,8 @@ func loadPSI(ctx context.Context, open opener) (*artifact.PSISeries, string) {
 // psiFromPrometheus computes psi_series.json's bands of a stored run from
 // Prometheus, while it still holds the run (default selectors, the export's
 // series bound). The stored PSI summaries stay as the artifact has them.
-func psiFromPrometheus(ctx context.Context, url string, run report.Run) (*artifact.PSISeries, error) {
-	client, err := promql.New(promql.Config{URL: url})
+func psiFromPrometheus(ctx context.Context, cfg promql.Config, run report.Run) (*artifact.PSISeries, error) {
+	client, err := promql.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +245,7 @@ func psiFromPrometheus(ctx context.Context, url string, run report.Run) (*artifa
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("Prometheus at %s holds no PSI series of the run (past its retention?)", url)
+	return nil, fmt.Errorf("Prometheus at %s holds no PSI series of the run (past its retention?)", endpoint.Redact(cfg.URL))
 }
 
 func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int {
@@ -298,12 +309,18 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			url = run.Meta.PromURL
 		}
 		if url != "" && url != "none" {
-			psi, err := psiFromPrometheus(ctx, url, run)
+			cfg, err := f.prometheus().Config(os.Getenv)
+			if err != nil {
+				fmt.Fprintf(stderr, "density report: %v\n", err)
+				return 2
+			}
+			cfg.URL = url
+			psi, err := psiFromPrometheus(ctx, cfg, run)
 			if err != nil {
 				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus: %v", err))
 			} else {
 				in.PSI = psi
-				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+url+" (psi_series.json is missing)")
+				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+" (psi_series.json is missing)")
 			}
 		}
 	}

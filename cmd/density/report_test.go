@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/substrate/density/internal/promtest"
@@ -173,6 +178,7 @@ func TestReportExitCodes(t *testing.T) {
 		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 1, "not found"},
 		{[]string{"--run-dir", dir, "extra"}, 2, "unexpected argument"},
 		{[]string{"--bogus"}, 2, "bogus"},
+		{[]string{"--run-dir", dir, "--max-concurrency", "0"}, 2, "--max-concurrency must be at least 1"},
 		{[]string{"--run-dir", dir}, 1, "server_summary.json"},
 	} {
 		code, _, errOut := runCmd(t, c.args...)
@@ -235,6 +241,30 @@ func TestReportPSIFromPrometheus(t *testing.T) {
 	}
 	if got := psiSections(t, readReport(t, dir)); got != exported {
 		t.Error("PSI sections from Prometheus differ from the export's (from psi_series.json)")
+	}
+	// The Prometheus flag group: every request carries --header and the
+	// bearer token.
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	target, _ := url.Parse(prom.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("X-Scope-OrgID")+" "+r.Header.Get("Authorization")]++
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	if code, _, stderr := runCmd(t, "--run-dir", dir, "--prometheus-url", proxy.URL, "--header", "X-Scope-OrgID: tenant-1",
+		"--bearer-token-file", tok, "--max-concurrency", "2"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(seen) != 1 || seen["tenant-1 Bearer s3cret"] == 0 {
+		t.Errorf("requests by header and token: %v", seen)
 	}
 	// Prometheus gone: the summaries with a notice.
 	code, stdout, _ = runCmd(t, "--run-dir", dir, "--prometheus-url", "http://127.0.0.1:1")
