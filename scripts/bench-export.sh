@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Export performance of issue 3 (not part of CI): the Go benchmarks of
+# Export performance (not part of CI): the Go benchmarks of
 # pkg/export against a local Prometheus 2.42, reported as tables for
 # docs/performance.md.
 #
