@@ -74,7 +74,7 @@ func TestDecodeAnswer(t *testing.T) {
 		{name: "data key in another case", body: `{"status":"success","data":{"ResultType":"vector","result":[]}}`, wantErr: `key "ResultType", Prometheus writes "resultType"`},
 		{name: "series key in another case", body: `{"status":"success","data":{"resultType":"vector","result":[{"Metric":{"a":"b"},"value":[1,"2"]}]}}`, wantErr: `key "Metric", Prometheus writes "metric"`},
 		{name: "matrix key in another case", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"VALUES":[[1,"2"]]}]}}`, wantErr: `key "VALUES", Prometheus writes "values"`},
-		{name: "no status", body: `{"dAtA":{"resultTYpe":"vector","result":[{}]}}`, wantErr: `bad_response: not a Prometheus answer: key "dAtA", Prometheus writes "data"`},
+		{name: "misspelt keys, no status", body: `{"dAtA":{"resultTYpe":"vector","result":[{}]}}`, wantErr: `bad_response: not a Prometheus answer: key "dAtA", Prometheus writes "data"`},
 		{name: "no status", body: `{"data":{"resultType":"vector","result":[]}}`, wantErr: `bad_response: not a Prometheus answer: no "status"`},
 		{name: "null status", body: `{"status":null,"data":{"resultType":"vector","result":[]}}`, wantErr: `not a Prometheus answer: no "status"`},
 		{name: "other status", body: `{"status":"ok","data":{"resultType":"vector","result":[]}}`, wantErr: `not a Prometheus answer: "status" is "ok"`},
