@@ -3,7 +3,6 @@ package promql
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -239,13 +238,4 @@ func toSet(xs []string) map[string]bool {
 		set[x] = true
 	}
 	return set
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

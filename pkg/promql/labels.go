@@ -8,7 +8,7 @@ import (
 // labelKey is a canonical identity of a label set (sorted name/value pairs;
 // 0xff cannot occur in valid UTF-8 label names or values).
 func labelKey(ls map[string]string) string {
-	names := sortedNames(ls)
+	names := sortedKeys(ls)
 	n := 0
 	for _, k := range names {
 		n += len(k) + len(ls[k]) + 2
@@ -24,13 +24,14 @@ func labelKey(ls map[string]string) string {
 	return b.String()
 }
 
-func sortedNames(ls map[string]string) []string {
-	names := make([]string, 0, len(ls))
-	for k := range ls {
-		names = append(names, k)
+// sortedKeys is m's keys in ascending order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	sort.Strings(names)
-	return names
+	sort.Strings(keys)
+	return keys
 }
 
 // compareLabels orders label sets like Prometheus's labels.Compare (pairwise
@@ -53,7 +54,7 @@ func sortSeries[T any](items []T, labels func(*T) map[string]string) {
 	names := make([][]string, len(items))
 	idx := make([]int, len(items))
 	for i := range items {
-		names[i] = sortedNames(labels(&items[i]))
+		names[i] = sortedKeys(labels(&items[i]))
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(x, y int) bool {
