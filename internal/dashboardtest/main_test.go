@@ -4,17 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
 
+	"github.com/substrate/density/internal/plugintest"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/plugin"
@@ -37,10 +35,8 @@ var promCache *promtest.Cache
 var pluginClient *datasourcetest.TestPluginClient
 
 func TestMain(m *testing.M) {
-	log.DefaultLogger = log.NewNullLogger() // the SDK logs every request
-	backend.Logger = log.DefaultLogger
 	promCache = promtest.NewCache()
-	tp, err := servePlugin()
+	tp, err := plugintest.Serve(plugin.NewDatasource)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the plugin:", err)
 		os.Exit(1)
@@ -50,19 +46,6 @@ func TestMain(m *testing.M) {
 	_ = tp.Shutdown()
 	_ = promCache.Close()
 	os.Exit(code)
-}
-
-// servePlugin serves the datasource over Grafana's real plugin gRPC
-// protocol, with the instance factory the plugin's main hands to
-// datasource.Manage.
-func servePlugin() (datasourcetest.TestPlugin, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return datasourcetest.TestPlugin{}, fmt.Errorf("finding a free port for the plugin: %w", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return datasourcetest.Manage(plugin.NewDatasource, datasourcetest.ManageOpts{Address: addr})
 }
 
 // storeRun lays a scenario's Locust files out as one run of a results store

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,9 +18,10 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
+
+	"github.com/substrate/density/internal/plugintest"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/harvest"
@@ -45,8 +45,6 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	log.DefaultLogger = log.NewNullLogger() // the SDK logs every request
-	backend.Logger = log.DefaultLogger
 	promCache = promtest.NewCache()
 	tp, err := servePlugin()
 	if err != nil {
@@ -63,13 +61,7 @@ func TestMain(m *testing.M) {
 // servePlugin serves the datasource over Grafana's real plugin gRPC
 // protocol; instances take their clock from clocks.
 func servePlugin() (datasourcetest.TestPlugin, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return datasourcetest.TestPlugin{}, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	factory := func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	return plugintest.Serve(func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 		uid := s.UID
 		now := func() time.Time {
 			if v, ok := clocks.Load(uid); ok {
@@ -78,8 +70,7 @@ func servePlugin() (datasourcetest.TestPlugin, error) {
 			return time.Now()
 		}
 		return newDatasource(ctx, s, now)
-	}
-	return datasourcetest.Manage(factory, datasourcetest.ManageOpts{Address: addr})
+	})
 }
 
 // scenarios are the simulator scenarios every query type is checked on:
