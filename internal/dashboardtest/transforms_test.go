@@ -251,9 +251,7 @@ func applyTransforms(frames []*data.Frame, trs []dashTransform) ([]*data.Frame, 
 					}
 					fields = append(fields, f)
 				}
-				n := data.NewFrame(fr.Name, fields...)
-				n.RefID, n.Meta = fr.RefID, fr.Meta
-				next = append(next, n)
+				next = append(next, withFields(fr, fields))
 			}
 		case "sortBy":
 			var o struct {
@@ -308,9 +306,7 @@ func applyTransforms(frames []*data.Frame, trs []dashTransform) ([]*data.Frame, 
 					}
 					fields = append(fields, n)
 				}
-				n := data.NewFrame(fr.Name, fields...)
-				n.RefID, n.Meta = fr.RefID, fr.Meta
-				next = append(next, n)
+				next = append(next, withFields(fr, fields))
 			}
 		case "joinByField":
 			var o struct {
@@ -438,4 +434,11 @@ func graphable(frames []*data.Frame) []*data.Frame {
 		}
 	}
 	return out
+}
+
+// withFields is a frame like fr (name, refId, meta) holding fields.
+func withFields(fr *data.Frame, fields []*data.Field) *data.Frame {
+	n := data.NewFrame(fr.Name, fields...)
+	n.RefID, n.Meta = fr.RefID, fr.Meta
+	return n
 }

@@ -18,21 +18,8 @@ import (
 // engines compute alike (gauges on a regular scrape, counter growth and
 // window quantiles; docs/backends.md) are identical to Prometheus's.
 func TestVictoriaMetricsDatasource(t *testing.T) {
-	p := newEnv(t, "steady")
-	v := newEnv(t, "steady")
 	_, vm := promCache.VictoriaMetrics(t, "steady")
-	v.promURL = vm.URL + "/prometheus"
-	for _, e := range []*env{p, v} {
-		e.jsonData["discoverRuns"] = false
-	}
-	h, err := v.client(t).CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: v.pluginContext()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Status != backend.HealthStatusOk {
-		t.Fatalf("health against VictoriaMetrics: %s", h.Message)
-	}
-	t.Logf("health:\n%s", h.Message)
+	p, v := twinEnvs(t, "steady", vm.URL+"/prometheus", "VictoriaMetrics")
 	for _, m := range []map[string]any{
 		{"queryType": "packing", "run": p.runID},
 		{"queryType": "activeActors", "run": p.runID},
@@ -63,20 +50,7 @@ func TestThanosDatasource(t *testing.T) {
 
 func thanosDatasource(t *testing.T, scenario string) {
 	stack := thanostest.Start(t, promCache.Generated(t, scenario).OM)
-	p := newEnv(t, scenario)
-	th := newEnv(t, scenario)
-	th.promURL = stack.URL
-	for _, e := range []*env{p, th} {
-		e.jsonData["discoverRuns"] = false
-	}
-	h, err := th.client(t).CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: th.pluginContext()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Status != backend.HealthStatusOk {
-		t.Fatalf("health against Thanos Query: %s", h.Message)
-	}
-	t.Logf("health:\n%s", h.Message)
+	p, th := twinEnvs(t, scenario, stack.URL, "Thanos Query")
 	models := []map[string]any{
 		{"queryType": "packing", "run": p.runID},
 		{"queryType": "psi", "run": p.runID, "scope": "node", "resource": "cpu"},
@@ -138,4 +112,25 @@ func thanosDatasource(t *testing.T, scenario string) {
 	}
 	th.uid += "-one-replica" // a new instance: nothing cached
 	compare("one replica")
+}
+
+// twinEnvs are two datasource instances over the same stored scenario (run
+// discovery off): one on the real Prometheus and one on the backend at url,
+// which must pass the health check.
+func twinEnvs(t *testing.T, scenario, url, backendName string) (prom, other *env) {
+	t.Helper()
+	prom, other = newEnv(t, scenario), newEnv(t, scenario)
+	other.promURL = url
+	for _, e := range []*env{prom, other} {
+		e.jsonData["discoverRuns"] = false
+	}
+	h, err := other.client(t).CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: other.pluginContext()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Status != backend.HealthStatusOk {
+		t.Fatalf("health against %s: %s", backendName, h.Message)
+	}
+	t.Logf("health:\n%s", h.Message)
+	return prom, other
 }
