@@ -14,7 +14,8 @@ type Options struct {
 	Window int
 	// PValue: a split is kept when the t-test's p is below it.
 	PValue float64
-	// MinRuns is the least number of points on each side of a split.
+	// MinRuns is the least number of points on each side of a split; 1
+	// lets the newest run alone be judged.
 	MinRuns int
 	// MinChangePct is the least |mean_after / mean_before − 1| in percent
 	// (0: no magnitude filter).
@@ -28,8 +29,8 @@ func DefaultOptions() Options {
 }
 
 func (o Options) normalised() Options {
-	if o.MinRuns < 2 {
-		o.MinRuns = 2 // a variance needs two points
+	if o.MinRuns < 1 {
+		o.MinRuns = 1
 	}
 	if o.Window < 2*o.MinRuns {
 		o.Window = 2 * o.MinRuns
@@ -51,8 +52,13 @@ type Split struct {
 // two-sample Student's t-test (ddof = 1) instead of a permutation test, as
 // Hunter does (Fleming et al., ICPE 2023).
 //
-// Windows of Window points advance by half a window, or to the last point
-// found in the window when that lies further on (Hunter's restart rule).
+// Windows of Window points advance by max(1, Window − 2·margin + 1)
+// points (11 at the defaults), or to the last point found in the window
+// when that lies further on (Hunter's restart rule). The margin (see
+// detectWindow) keeps a split away from an arbitrary window edge; with
+// that advance every position from MinRuns to len−MinRuns lies outside the
+// margins of some window, so a step is found wherever it falls, as it
+// would be in a single window holding it.
 // Within a window the segment split maximising the divergence Q̂ is tried
 // first (ties: the smallest index). A split is kept when both sides have
 // MinRuns points, p < PValue and the means differ by MinChangePct, both
@@ -66,6 +72,13 @@ type Split struct {
 // changes close together dilute each other's segments), so the window
 // passes repeat until the set of points is stable. There is no
 // randomness: the same series gives the same points.
+//
+// MinRuns 1 judges the newest run alone: a one-point segment has no pairs,
+// so its within-segment term of Q̂ is 0, and the t-test pools the variance
+// of the other segment (two one-point segments: no test, no split). A
+// first non-zero value after an all-zero history (a first OOM kill,
+// eviction or failure) is then a change with p = 0 (both variances 0,
+// different means): intended, a new failure mode is a regression.
 func Detect(xs []float64, o Options) []Split {
 	o = o.normalised()
 	n := len(xs)
@@ -98,7 +111,7 @@ func windowPass(xs []float64, points []int, o Options) []int {
 		if end == n {
 			return points
 		}
-		next := start + o.Window/2
+		next := start + o.advance()
 		for _, p := range points {
 			if p > next && p < end {
 				next = p // the last point found in this window
@@ -140,12 +153,20 @@ type candidate struct {
 	q         float64
 }
 
+// margin is how close to an arbitrary window edge a split may lie: a split
+// τ is usable in the window [s, s+Window) when s+margin ≤ τ ≤ s+Window−margin.
+func (o Options) margin() int { return max(o.MinRuns, o.Window/3) }
+
+// advance is the most a window may move on so that the usable splits of
+// consecutive windows leave no position between them.
+func (o Options) advance() int { return max(1, o.Window-2*o.margin()+1) }
+
 func detectWindow(xs []float64, start, end int, points []int, o Options) []int {
 	// A window edge that is neither the series' end nor a change point is
 	// arbitrary: a split that close to it is left to the overlapping window
 	// that sees it with context (Q̂ over a short edge segment is maximised
 	// by chance more often).
-	margin := max(o.MinRuns, o.Window/3)
+	margin := o.margin()
 	startArbitrary := start > 0 && !slices.Contains(points, start)
 	endArbitrary := end < len(xs)
 	for iter := 0; iter < 4*(end-start)+4; iter++ {
@@ -192,7 +213,7 @@ func dropWeakest(xs []float64, points []int, o Options) []int {
 		left, right := xs[a:p], xs[p:b]
 		if !passes(left, right, o) {
 			_, _, pv := tTest(left, right)
-			if len(left) < 2 || len(right) < 2 {
+			if len(left) < o.MinRuns || len(right) < o.MinRuns {
 				pv = math.Inf(1)
 			}
 			if pv > worstP {
@@ -296,7 +317,7 @@ func bestSplit(x []float64, minRuns int) (int, float64, bool) {
 		}
 		r := m - l
 		fl, fr := float64(l), float64(r)
-		q := fl * fr / float64(m) * (2*between/(fl*fr) - wl/(fl*(fl-1)/2) - wr/(fr*(fr-1)/2))
+		q := fl * fr / float64(m) * (2*between/(fl*fr) - within(wl, l) - within(wr, r))
 		if q > bestQ {
 			bestT, bestQ = l, q
 		}
@@ -304,14 +325,25 @@ func bestSplit(x []float64, minRuns int) (int, float64, bool) {
 	return bestT, bestQ, bestT >= 0
 }
 
+// within is the mean distance of the pairs of a k-point segment whose
+// distances sum to sum; a one-point segment has no pairs and counts 0.
+func within(sum float64, k int) float64 {
+	if k < 2 {
+		return 0
+	}
+	return sum / (float64(k) * float64(k-1) / 2)
+}
+
 // tTest is the pooled two-sample Student's t-test (ddof = 1, two-sided):
-// the two means and p. Both variances 0: p = 0 when the means differ,
-// else 1.
+// the two means and p. A one-point segment adds nothing to the pooled
+// variance, so the other segment's variance (ddof 1) is the estimate; two
+// one-point segments (or an empty one) are not tested: p = 1. Both
+// variances 0: p = 0 when the means differ, else 1.
 func tTest(a, b []float64) (meanA, meanB, p float64) {
 	ma, va := meanVar(a)
 	mb, vb := meanVar(b)
 	na, nb := float64(len(a)), float64(len(b))
-	if len(a) < 2 || len(b) < 2 {
+	if len(a) == 0 || len(b) == 0 || len(a)+len(b) < 3 {
 		return ma, mb, 1
 	}
 	df := na + nb - 2
