@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -194,15 +195,33 @@ func ChangePoints(cohorts []Cohort, keys []string, o Options, acks []Ack) []Chan
 	return out
 }
 
-// UnacknowledgedRecent returns the unacknowledged regressions at one of the
-// newest recent runs of their cohort (what makes `density regressions`
-// exit 4).
-func UnacknowledgedRecent(cps []ChangePoint, recent int) []ChangePoint {
+// DefaultSince is how long an unacknowledged regression keeps failing:
+// the default of `density regressions --since` and the window of the
+// datasource's unacknowledged_regressions.
+const DefaultSince = 30 * 24 * time.Hour
+
+// FailRule selects the change points that fail a nightly job (`density
+// regressions` exits 4) and that the datasource counts for alert rules:
+// unacknowledged regressions whose run started at or after Since and,
+// when Recent > 0, lies among the newest Recent runs of its cohort. A
+// regression keeps failing until someone acknowledges it or it ages out,
+// so a missed night does not lose it.
+type FailRule struct {
+	Since  int64 // Unix seconds
+	Recent int   // 0: any run since Since
+}
+
+// Failing returns the change points of cps that r selects.
+func Failing(cps []ChangePoint, r FailRule) []ChangePoint {
 	var out []ChangePoint
 	for _, cp := range cps {
-		if cp.Kind == Regression && !cp.Acknowledged && cp.Position >= cp.CohortRuns-recent {
-			out = append(out, cp)
+		if cp.Kind != Regression || cp.Acknowledged || cp.Start < r.Since {
+			continue
 		}
+		if r.Recent > 0 && cp.Position < cp.CohortRuns-r.Recent {
+			continue
+		}
+		out = append(out, cp)
 	}
 	return out
 }

@@ -48,15 +48,25 @@ func TestChangePointsCohortsAndAcks(t *testing.T) {
 	if cp.Title()[:len("restore_p99_s +")] != "restore_p99_s +" {
 		t.Errorf("title %q", cp.Title())
 	}
-	// Not recent: 8 runs followed it.
-	if len(UnacknowledgedRecent(cps, 3)) != 0 {
-		t.Error("an old change counted as recent")
+	// 8 runs followed it: it fails while it lies within since (started at
+	// 1012), unless narrowed to the newest 3 runs.
+	for _, c := range []struct {
+		rule FailRule
+		want int
+	}{{FailRule{}, 1}, {FailRule{Since: 1012}, 1}, {FailRule{Since: 1013}, 0}, {FailRule{Recent: 3}, 0}, {FailRule{Recent: 8}, 1}, {FailRule{Since: 1012, Recent: 7}, 0}} {
+		if got := Failing(cps, c.rule); len(got) != c.want {
+			t.Errorf("Failing %+v: %d points, want %d", c.rule, len(got), c.want)
+		}
 	}
-	// A change 3 runs from the end is recent; an ack of a run in its
-	// segment suppresses it but the point stays visible.
+	if got := Failing([]ChangePoint{{Kind: Improvement, Start: 2000, Position: 19, CohortRuns: 20}}, FailRule{}); len(got) != 0 {
+		t.Errorf("an improvement fails: %+v", got)
+	}
+	// A change 3 runs from the end fails even when narrowed to the newest
+	// 3; an ack of a run in its segment clears it but the point stays
+	// visible.
 	recent := Cohorts(nightlyRuns(20, 17, "n2", 3), nil)
 	cps = ChangePoints(recent, []string{"restore_p99_s"}, DefaultOptions(), nil)
-	if len(UnacknowledgedRecent(cps, 3)) != 1 {
+	if len(Failing(cps, FailRule{Recent: 3})) != 1 {
 		t.Fatalf("recent regression not reported: %+v", cps)
 	}
 	acks, err := ParseAcks([]byte("- {key: restore_p99_s, run: n2-18, reason: new snapshot format}\n"))
@@ -64,7 +74,7 @@ func TestChangePointsCohortsAndAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cps = ChangePoints(recent, []string{"restore_p99_s"}, DefaultOptions(), acks)
-	if len(cps) != 1 || !cps[0].Acknowledged || cps[0].AckReason != "new snapshot format" || len(UnacknowledgedRecent(cps, 3)) != 0 {
+	if len(cps) != 1 || !cps[0].Acknowledged || cps[0].AckReason != "new snapshot format" || len(Failing(cps, FailRule{})) != 0 {
 		t.Errorf("ack not applied: %+v", cps)
 	}
 	if _, err := ParseAcks([]byte("- {key: a, runn: b}\n")); err == nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,6 +20,8 @@ import (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Now is the clock of `regressions --since` (nil: time.Now).
+	Now func() time.Time
 }
 
 // DefaultEnv is the process's environment.

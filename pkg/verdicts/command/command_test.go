@@ -167,14 +167,30 @@ func TestCompareMarkdown(t *testing.T) {
 	}
 }
 
+// storeStart is the start of the first run writeStore lays out; the runs
+// follow a day apart.
+const storeStart = 1764000000
+
+// dayAfter is a clock one day after the newest of n runs of writeStore.
+func dayAfter(n int) func() time.Time {
+	return func() time.Time { return time.Unix(storeStart+int64(n)*86400, 0) }
+}
+
 // writeStore lays out n stored runs of test "nightly" in a file:// store;
 // restore_p99_s rises by 30 % from run index `at` on (0-based).
 func writeStore(t *testing.T, root string, n, at int) []string {
 	t.Helper()
+	return writeStoreStep(t, root, n, at, 1.3)
+}
+
+// writeStoreStep is writeStore with restore_p99_s multiplied by factor
+// from run `at` on.
+func writeStoreStep(t *testing.T, root string, n, at int, factor float64) []string {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 3))
 	var ids []string
 	for i := range n {
-		ts := int64(1764000000 + i*86400)
+		ts := int64(storeStart + i*86400)
 		day := time.Unix(ts, 0).UTC().Format("2006-01-02")
 		tag := fmt.Sprintf("c%02d", i)
 		dir := filepath.Join(root, "runs", "nightly", "run_date="+day, "run_ts="+strconv.FormatInt(ts, 10), "run_tag="+tag)
@@ -183,7 +199,7 @@ func writeStore(t *testing.T, root string, n, at int) []string {
 		}
 		restore := 4.0 * (1 + 0.03*rng.NormFloat64())
 		if i >= at {
-			restore *= 1.3
+			restore *= factor
 		}
 		stamp := time.Unix(ts, 0).UTC().Format("2006-01-02T15:04:05Z")
 		data := statsLine(stamp, tag, "server_summary",
@@ -204,17 +220,34 @@ func TestRegressionsStore(t *testing.T) {
 	writeStore(t, root, 20, 12)
 	url := "file://" + root
 	env, out, errOut := testEnv()
-	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != ExitOK {
-		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	env.Now = dayAfter(20)
+	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != ExitRegression {
+		t.Fatalf("a regression 8 runs old within 30d: exit %d, want 4: %s %s", code, out, errOut)
 	}
-	t.Logf("density regressions:\n%s", out)
+	t.Logf("density regressions:\n%s%s", out, errOut)
 	if !strings.Contains(out.String(), "restore_p99_s +") || !strings.Contains(out.String(), "(regression) at run") || !strings.Contains(out.String(), "(c11..c12)") {
 		t.Errorf("regression at run 12 not reported:\n%s", out)
+	}
+	// Narrowed to the newest 3 runs, or to the last 7 days (it started 8
+	// days ago), it no longer fails; a month later it has aged out.
+	for _, c := range []struct {
+		args []string
+		now  func() time.Time
+	}{{[]string{"--fail-recent", "3"}, dayAfter(20)}, {[]string{"--since", "7d"}, dayAfter(20)}, {nil, dayAfter(20 + 30)}} {
+		env, out, errOut := testEnv()
+		env.Now = c.now
+		if code := Regressions(ctx, append([]string{"--store", url, "--test-name", "nightly"}, c.args...), env); code != ExitOK {
+			t.Errorf("%v, %s: exit %d, want 0: %s", c.args, c.now().UTC().Format(time.DateOnly), code, errOut)
+		}
+		if !strings.Contains(out.String(), "(c11..c12)") {
+			t.Errorf("%v: the change point is no longer printed:\n%s", c.args, out)
+		}
 	}
 	// A change 3 runs from the end exits 4, an ack in the store suppresses it.
 	root2 := t.TempDir()
 	ids := writeStore(t, root2, 20, 17)
 	env, out, _ = testEnv()
+	env.Now = dayAfter(20)
 	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitRegression {
 		t.Fatalf("recent regression: exit %d\n%s", code, out)
 	}
@@ -223,6 +256,7 @@ func TestRegressionsStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, out, _ = testEnv()
+	env.Now = dayAfter(20)
 	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
 		t.Errorf("acked: exit %d\n%s", code, out)
 	}
@@ -234,6 +268,78 @@ func TestRegressionsStore(t *testing.T) {
 		t.Errorf("compare 11 vs 12: %d %s %s", code, out, errOut)
 	}
 	t.Logf("density compare --store of runs 11 and 12:\n%s", out)
+}
+
+// A regression is kept until acknowledged: 5 runs old it still exits 4,
+// and 0 once acks.yaml in the store names a run of its segment.
+func TestRegressionsKeptUntilAcknowledged(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ids := writeStore(t, root, 30, 25)
+	run := func(extra ...string) (int, string) {
+		env, out, errOut := testEnv()
+		env.Now = dayAfter(30)
+		code := Regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, extra...), env)
+		return code, out.String() + errOut.String()
+	}
+	code, out := run()
+	t.Logf("a regression 5 runs old: exit %d\n%s", code, out)
+	if code != ExitRegression || !strings.Contains(out, "(c24..c25)") || !strings.Contains(out, "1 unacknowledged regression(s) within 30d") {
+		t.Fatalf("a regression 5 runs old: exit %d, want 4\n%s", code, out)
+	}
+	ack := fmt.Sprintf("- {key: restore_p99_s, run: %q, reason: new snapshot format}\n", ids[27])
+	if err := os.WriteFile(filepath.Join(root, "runs", "nightly", "acks.yaml"), []byte(ack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run()
+	t.Logf("after acknowledging it: exit %d\n%s", code, out)
+	if code != ExitOK || !strings.Contains(out, "acknowledged: new snapshot format") {
+		t.Errorf("acknowledged: exit %d, want 0\n%s", code, out)
+	}
+	// An acks file that names another key leaves it failing.
+	other := filepath.Join(t.TempDir(), "acks.yaml")
+	if err := os.WriteFile(other, []byte("- {key: cluster_packing_p50, run: "+strconv.Quote(ids[27])+", reason: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run("--acks", other); code != ExitRegression {
+		t.Errorf("--acks naming another key: exit %d, want 4\n%s", code, out)
+	}
+}
+
+// A +50 % step after 8 runs exits 4 with 11 runs (3 after it) and still
+// with 12, 20 and 30; --min-runs 1 sees a step at the newest run, which
+// the default 3 does not yet.
+func TestRegressionsExitCodes(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		n, at int
+		args  []string
+		want  int
+	}{
+		{11, 8, nil, ExitRegression},
+		{12, 8, nil, ExitRegression},
+		{20, 8, nil, ExitRegression},
+		{30, 8, nil, ExitRegression},
+		{12, 8, []string{"--fail-recent", "3"}, ExitOK},
+		{20, 19, nil, ExitOK},
+		{20, 19, []string{"--min-runs", "1"}, ExitRegression},
+		{20, 19, []string{"--min-runs", "0"}, ExitUsage},
+		{20, 8, []string{"--fail-recent", "-1"}, ExitUsage},
+		{20, 8, []string{"--since", "a month"}, ExitUsage},
+		// --since decides what fails, not what is searched: the 5 runs
+		// before the change lie outside 7d and are still its baseline.
+		{40, 35, []string{"--since", "7d"}, ExitRegression},
+	} {
+		root := t.TempDir()
+		writeStoreStep(t, root, c.n, c.at, 1.5)
+		env, out, errOut := testEnv()
+		env.Now = dayAfter(c.n)
+		code := Regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, c.args...), env)
+		t.Logf("+50 %% at run %d of %d %v: exit %d", c.at, c.n, c.args, code)
+		if code != c.want {
+			t.Errorf("+50 %% at run %d of %d %v: exit %d, want %d\n%s%s", c.at, c.n, c.args, code, c.want, out, errOut)
+		}
+	}
 }
 
 // mage check reads the check's flag table from the environment: every

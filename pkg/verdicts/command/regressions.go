@@ -34,15 +34,15 @@ func AddRegressionsFlags(fs *pflag.FlagSet, o *RegressionsOptions, getenv func(s
 	cli.Store{Store: &o.Store, DefaultStore: getenv("STORE")}.AddTo(fs)
 	fs.StringVar(&o.TestName, "test-name", "", "test name whose runs are searched")
 	fs.StringVar(&o.Keys, "keys", "", "comma-separated keys (default: every numeric *_summary key with a direction)")
-	fs.StringVar(&o.Since, "since", "", "only runs started within this Prometheus duration (e.g. 30d)")
+	fs.StringVar(&o.Since, "since", "30d", "exit 4 for an unacknowledged regression at a run started within this Prometheus duration")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON")
 	fs.StringVar(&o.Acks, "acks", "", "acknowledgements file (default runs/<test_name>/acks.yaml in the store)")
 	fs.StringVar(&o.Cohort, "cohort", "", "comma-separated trial_summary keys that also separate cohorts")
 	fs.IntVar(&o.Window, "window", def.Window, "points analysed at once")
 	fs.Float64Var(&o.PValue, "p-value", def.PValue, "a split is kept when p is below this")
-	fs.IntVar(&o.MinRuns, "min-runs", def.MinRuns, "least runs on each side of a change")
+	fs.IntVar(&o.MinRuns, "min-runs", def.MinRuns, "least runs on each side of a change (1 judges the newest run alone)")
 	fs.Float64Var(&o.MinChangePct, "min-change-pct", def.MinChangePct, "least change of the means, percent")
-	fs.IntVar(&o.FailRecent, "fail-recent", -1, "exit 4 for an unacknowledged regression at one of the newest N runs (default --min-runs)")
+	fs.IntVar(&o.FailRecent, "fail-recent", 0, "narrow exit 4 to a regression at one of the newest N runs of its cohort (0: any within --since)")
 }
 
 // RegressionsCommand is `density regressions --store URL --test-name NAME`.
@@ -52,10 +52,12 @@ func RegressionsCommand(env Env) cli.Command {
 	AddRegressionsFlags(fs, &o, env.Getenv)
 	return cli.Command{
 		Use:   "regressions --store URL --test-name NAME [flags]",
-		Short: "change points across the stored runs of a test name (exit 4 on a recent regression)",
+		Short: "change points across the stored runs of a test name (exit 4 on an unacknowledged regression)",
 		Long: `Finds the change points of every key across the stored runs of a test name
-(per cohort), with the acknowledgements of acks.yaml. Exit 4 when an
-unacknowledged regression is at one of the newest runs.`,
+(per cohort), with the acknowledgements of acks.yaml. Exit 4 while an
+unacknowledged regression lies within --since (default 30d): like a failing
+test, it fails every night until it is acknowledged in acks.yaml or ages
+out. --fail-recent N narrows that to the newest N runs of its cohort.`,
 		Flags: fs,
 		Run:   func(ctx context.Context, args []string) int { return RunRegressions(ctx, o, args, env) },
 	}
@@ -78,20 +80,20 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 		return fail(ExitUsage, fmt.Errorf("unexpected argument %q", args[0]))
 	case o.Store == "" || o.TestName == "":
 		return fail(ExitUsage, fmt.Errorf("--store and --test-name are required"))
-	case o.Window < 2 || o.MinRuns < 2 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0:
-		return fail(ExitUsage, fmt.Errorf("--window and --min-runs ≥ 2, 0 < --p-value ≤ 1, --min-change-pct ≥ 0"))
+	case o.Window < 2 || o.MinRuns < 1 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0 || o.FailRecent < 0:
+		return fail(ExitUsage, fmt.Errorf("--window ≥ 2, --min-runs ≥ 1, 0 < --p-value ≤ 1, --min-change-pct ≥ 0, --fail-recent ≥ 0"))
 	}
-	if o.FailRecent < 0 {
-		o.FailRecent = o.MinRuns
+	since, err := model.ParseDuration(o.Since)
+	if err != nil {
+		return fail(ExitUsage, fmt.Errorf("--since: %v", err))
 	}
-	var from int64
-	if o.Since != "" {
-		d, err := model.ParseDuration(o.Since)
-		if err != nil {
-			return fail(ExitUsage, fmt.Errorf("--since: %v", err))
-		}
-		from = time.Now().Add(-time.Duration(d)).Unix()
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
 	}
+	// The whole history is searched (a change needs the runs before it);
+	// --since only decides which regressions fail.
+	rule := verdicts.FailRule{Since: now().Add(-time.Duration(since)).Unix(), Recent: o.FailRecent}
 	var acks []verdicts.Ack
 	if o.Acks != "" {
 		data, err := os.ReadFile(o.Acks)
@@ -116,7 +118,7 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 			return fail(ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
 		}
 	}
-	all, err := LoadTest(ctx, s, o.TestName, from)
+	all, err := LoadTest(ctx, s, o.TestName, 0)
 	if err != nil {
 		return fail(ExitWrite, err)
 	}
@@ -126,7 +128,7 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 	}
 	vo := verdicts.Options{Window: o.Window, PValue: o.PValue, MinRuns: o.MinRuns, MinChangePct: o.MinChangePct}
 	cps := verdicts.ChangePoints(verdicts.Cohorts(all, splitList(o.Cohort)), ks, vo, acks)
-	recent := verdicts.UnacknowledgedRecent(cps, o.FailRecent)
+	failing := verdicts.Failing(cps, rule)
 	if o.JSON {
 		data, err := json.MarshalIndent(struct {
 			TestName     string                 `json:"test_name"`
@@ -148,8 +150,15 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 			fmt.Fprintln(env.Stdout, line)
 		}
 	}
-	if len(recent) > 0 {
-		fmt.Fprintf(env.Stderr, "density regressions: %d unacknowledged regression(s) at the newest %d runs\n", len(recent), o.FailRecent)
+	if len(failing) > 0 {
+		within := "within " + o.Since
+		if o.FailRecent > 0 {
+			within += fmt.Sprintf(" at the newest %d runs", o.FailRecent)
+		}
+		fmt.Fprintf(env.Stderr, "density regressions: %d unacknowledged regression(s) %s (acknowledge in acks.yaml):\n", len(failing), within)
+		for _, cp := range failing {
+			fmt.Fprintf(env.Stderr, "  %s at run %s, cohort %q\n", cp.Title(), cp.Run, cp.Cohort)
+		}
 		return ExitRegression
 	}
 	return ExitOK
