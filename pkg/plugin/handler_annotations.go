@@ -130,7 +130,7 @@ func (d *Datasource) changePointAnnotations(ctx context.Context, m queryModel, t
 	}
 	var problems []string
 	for _, name := range names {
-		cps, _, notices, err := d.changePoints(ctx, name, m.Keys, tr)
+		cps, _, notices, err := d.changePoints(ctx, name, m.Keys, m.MinRuns, tr)
 		if err != nil {
 			problems = append(problems, "change points of "+name+": "+err.Error())
 			continue

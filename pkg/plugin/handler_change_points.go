@@ -21,11 +21,12 @@ const maxAcksBytes = 1 << 20
 // across the stored runs of testName starting in the dashboard range, with
 // the store's acks.yaml and the setting acks applied (acknowledged points
 // stay in the table, acknowledged true); option keys limits the keys
-// searched.
+// searched, option minRuns sets --min-runs (1 judges the newest run).
 // With run latest a second frame holds one number for alert rules:
-// unacknowledged_regressions, the unacknowledged regressions at the newest
-// runs (the newest MinRuns runs of their cohort, the newest a change can be
-// found at: what makes `density regressions` exit 4).
+// unacknowledged_regressions, the unacknowledged regressions whose run
+// started within the last 30 days (verdicts.DefaultSince): the rule that
+// makes `density regressions` exit 4, so an alert keeps firing until the
+// regression is acknowledged or ages out.
 func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
 	if err != nil {
@@ -36,7 +37,7 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 	}
 	ids := m.Run.ids() // only latest means something here: the range is searched
 	latest := len(ids) == 1 && ids[0] == runs.IDLatest
-	cps, searched, notices, err := d.changePoints(ctx, m.TestName, m.Keys, q.TimeRange)
+	cps, searched, notices, err := d.changePoints(ctx, m.TestName, m.Keys, m.MinRuns, q.TimeRange)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -72,9 +73,10 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 	)
 	frames := data.Frames{f}
 	if latest {
-		recent := float64(len(verdicts.UnacknowledgedRecent(cps, verdicts.DefaultOptions().MinRuns)))
+		rule := verdicts.FailRule{Since: d.now().Add(-verdicts.DefaultSince).Unix()}
+		failing := float64(len(verdicts.Failing(cps, rule)))
 		frames = append(frames, data.NewFrame("unacknowledged_regressions",
-			data.NewField("unacknowledged_regressions", nil, []float64{recent})))
+			data.NewField("unacknowledged_regressions", nil, []float64{failing})))
 	}
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
 		Text: fmt.Sprintf("%d stored runs of %s in the range searched", searched, m.TestName)})
@@ -83,12 +85,20 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 }
 
 // changePoints searches the stored runs of testName that start in tr (keys
-// empty: the default keys) with the spec's defaults and the store's
-// acks.yaml; it returns the points, the number of runs searched and
-// notices (an acks.yaml that does not parse is ignored with a warning).
-func (d *Datasource) changePoints(ctx context.Context, testName string, keyList []string, tr backend.TimeRange) ([]verdicts.ChangePoint, int, []data.Notice, error) {
+// empty: the default keys) with the spec's defaults (minRuns, when set,
+// replacing --min-runs) and the store's acks.yaml; it returns the points,
+// the number of runs searched and notices (an acks.yaml that does not
+// parse is ignored with a warning).
+func (d *Datasource) changePoints(ctx context.Context, testName string, keyList []string, minRuns *int, tr backend.TimeRange) ([]verdicts.ChangePoint, int, []data.Notice, error) {
 	if v, ok := unresolvedVariable(testName); ok {
 		return nil, 0, nil, badRequest("changePoints: the dashboard variable $%s is not set", v)
+	}
+	o := verdicts.DefaultOptions()
+	if minRuns != nil {
+		if *minRuns < 1 {
+			return nil, 0, nil, badRequest("changePoints: minRuns is %d, want at least 1", *minRuns)
+		}
+		o.MinRuns = *minRuns
 	}
 	if d.catalogs.Store == nil {
 		return nil, 0, nil, badRequest("changePoints reads stored runs: configure a results store")
@@ -125,5 +135,5 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 			}
 		}
 	}
-	return verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, verdicts.DefaultOptions(), acks), len(inRange), notices, nil
+	return verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, o, acks), len(inRange), notices, nil
 }

@@ -65,6 +65,9 @@ type queryModel struct {
 	Candidate string `json:"candidate"`
 	// Keys limits `changePoints` (a list or a comma-separated string).
 	Keys runRef `json:"keys"`
+	// MinRuns is the change points' --min-runs (nil: the default 3; 1
+	// judges the newest run alone).
+	MinRuns *int `json:"minRuns,omitempty"`
 }
 
 // runRef is `run`: one id, `latest`, `range`, or a list of ids (a

@@ -167,7 +167,9 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 	}
 
 	// Alerting: the rule's range ends the night the change first has
-	// min_runs runs after it (run 14), so it lies at the newest runs.
+	// min_runs runs after it (run 14); it keeps counting on later nights
+	// (the clock is a day after run 19, the change 8 days old) until
+	// acknowledged, as `density regressions` keeps exiting 4.
 	alert := func(to int64, model map[string]any) backend.DataResponse {
 		t.Helper()
 		resp, err := c.QueryData(context.Background(), alertQuery(e, from, to, model))
@@ -182,8 +184,24 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 	if n := alertNumber(t, alert(st.Runs[14].Start+3600, cpQuery()), "unacknowledged_regressions"); n != 1 {
 		t.Errorf("unacknowledged regressions at run 14: %v, want 1", n)
 	}
-	if n := alertNumber(t, alert(to, cpQuery()), "unacknowledged_regressions"); n != 0 {
-		t.Errorf("unacknowledged regressions at run 19: %v, want 0 (8 runs old)", n)
+	if n := alertNumber(t, alert(to, cpQuery()), "unacknowledged_regressions"); n != 1 {
+		t.Errorf("unacknowledged regressions at run 19: %v, want 1 (8 runs old, not acknowledged)", n)
+	}
+	// Option minRuns is the search's --min-runs: 9 runs after the change
+	// are needed with 9 (8 followed it), 1 finds it as 3 does.
+	withMinRuns := func(minRuns any) backend.DataResponse {
+		m := cpQuery()
+		m["minRuns"] = minRuns
+		return alert(to, m)
+	}
+	if n := alertNumber(t, withMinRuns(9), "unacknowledged_regressions"); n != 0 {
+		t.Errorf("unacknowledged regressions with minRuns 9: %v, want 0 (8 runs followed the change)", n)
+	}
+	if n := alertNumber(t, withMinRuns(1), "unacknowledged_regressions"); n != 1 {
+		t.Errorf("unacknowledged regressions with minRuns 1: %v, want 1", n)
+	}
+	if r := withMinRuns(0); r.Error == nil || r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "minRuns") {
+		t.Errorf("minRuns 0: status %d, %v; want 400 naming minRuns", r.Status, r.Error)
 	}
 	if n := alertNumber(t, alert(to, map[string]any{"queryType": "gates", "run": "latest", "testName": st.TestName}), "failed_gates"); n != 1 {
 		t.Errorf("failed gates of the newest run: %v, want 1 (restore_p99_s above 0.8)", n)
@@ -195,8 +213,10 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(st.Root, "runs", st.TestName, "acks.yaml"), []byte(ack), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n := alertNumber(t, alert(st.Runs[14].Start+3600, cpQuery()), "unacknowledged_regressions"); n != 0 {
-		t.Errorf("unacknowledged regressions after the ack: %v, want 0", n)
+	for _, end := range []int64{st.Runs[14].Start + 3600, to} {
+		if n := alertNumber(t, alert(end, cpQuery()), "unacknowledged_regressions"); n != 0 {
+			t.Errorf("unacknowledged regressions after the ack (range to %d): %v, want 0", end, n)
+		}
 	}
 	for _, cp := range want {
 		if cp.Key != "restore_p99_s" {
