@@ -29,7 +29,7 @@ func main() {
 // run runs the command line and returns the process exit code: 0 success,
 // 1 artifacts could not be written (or logs read), 2 usage error (an
 // unknown command or flag, a bad value: one line on stderr), 3 a gate
-// failed, 4 an unacknowledged regression at one of the newest runs.
+// failed, 4 an unacknowledged regression within --since (regressions).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)

@@ -16,8 +16,9 @@ import (
 // The verdict commands over a store of 20 nightly runs that `density
 // export` wrote from simulated runs in a real Prometheus, whose restores
 // are slower from run 12 on: `density regressions` finds restore_p99_s at
-// run 12 as a regression (exit 0 while 8 runs followed it, exit 4 when
-// --fail-recent reaches it, 0 again once acked) and `density compare` of
+// run 12 as a regression (exit 0 once it is older than --since, as these
+// 2024 runs are; exit 4 while --since holds it, unless --fail-recent
+// narrows to runs after it; 0 again once acked) and `density compare` of
 // runs 11 and 12 flags restore_p99_s worse.
 func TestVerdictsOverExportedStore(t *testing.T) {
 	st := storetest.Build(t, storetest.Options{})
@@ -33,7 +34,7 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 	code, out, errOut := density(base...)
 	t.Logf("density regressions --store file://… --test-name %s (exit %d):\n%s%s", st.TestName, code, out, errOut)
 	if code != 0 {
-		t.Errorf("exit %d, want 0: the change is 8 runs old", code)
+		t.Errorf("exit %d, want 0: the change is more than 30 days old", code)
 	}
 	line := ""
 	for _, l := range strings.Split(out, "\n") {
@@ -62,9 +63,16 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 		t.Errorf("change point %+v", cp)
 	}
 
-	// Counted as recent once --fail-recent reaches position 12: exit 4.
-	recent := append(base, "--keys", "restore_p99_s", "--fail-recent", "8")
+	// Within --since it fails, 8 runs after the change; --fail-recent 7
+	// narrows to the runs after it, 8 reaches position 12.
+	recent := append(base, "--keys", "restore_p99_s", "--since", "100y")
 	if code, out, errOut = density(recent...); code != 4 || !strings.Contains(errOut, "1 unacknowledged regression") {
+		t.Errorf("--since 100y: exit %d, want 4: %s%s", code, out, errOut)
+	}
+	if code, out, errOut = density(append(recent, "--fail-recent", "7")...); code != 0 {
+		t.Errorf("--fail-recent 7: exit %d, want 0: %s%s", code, out, errOut)
+	}
+	if code, out, errOut = density(append(recent, "--fail-recent", "8")...); code != 4 {
 		t.Errorf("--fail-recent 8: exit %d, want 4: %s%s", code, out, errOut)
 	}
 	// An acks.yaml in the test's prefix naming a run of the new segment
