@@ -320,6 +320,7 @@ func TestRegressionsExitCodes(t *testing.T) {
 		{12, 8, nil, ExitRegression},
 		{20, 8, nil, ExitRegression},
 		{30, 8, nil, ExitRegression},
+		{34, 22, nil, ExitRegression}, // in both windows' edge margins were they to move by 15
 		{12, 8, []string{"--fail-recent", "3"}, ExitOK},
 		{20, 19, nil, ExitOK},
 		{20, 19, []string{"--min-runs", "1"}, ExitRegression},
