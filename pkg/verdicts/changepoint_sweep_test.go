@@ -109,7 +109,10 @@ func TestMinRunsOne(t *testing.T) {
 	// segment's variance (ddof 1), df = 3 here; p from the closed form of
 	// the t distribution with 3 degrees of freedom.
 	ma, mb, p := tTest([]float64{5}, []float64{1, 2, 3, 2.5})
-	sp2 := (math.Pow(1-2.125, 2) + math.Pow(2-2.125, 2) + math.Pow(3-2.125, 2) + math.Pow(2.5-2.125, 2)) / 3
+	sp2 := 0.0
+	for _, v := range []float64{1, 2, 3, 2.5} {
+		sp2 += (v - 2.125) * (v - 2.125) / 3
+	}
 	tv := (2.125 - 5) / math.Sqrt(sp2*(1+1.0/4))
 	xv := math.Abs(tv) / math.Sqrt(3)
 	want := 1 - 2/math.Pi*(xv/(1+xv*xv)+math.Atan(xv))
