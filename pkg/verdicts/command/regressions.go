@@ -34,7 +34,7 @@ func AddRegressionsFlags(fs *pflag.FlagSet, o *RegressionsOptions, getenv func(s
 	cli.Store{Store: &o.Store, DefaultStore: getenv("STORE")}.AddTo(fs)
 	fs.StringVar(&o.TestName, "test-name", "", "test name whose runs are searched")
 	fs.StringVar(&o.Keys, "keys", "", "comma-separated keys (default: every numeric *_summary key with a direction)")
-	fs.StringVar(&o.Since, "since", "30d", "exit 4 for an unacknowledged regression at a run started within this Prometheus duration")
+	fs.StringVar(&o.Since, "since", model.Duration(verdicts.DefaultSince).String(), "exit 4 for an unacknowledged regression at a run started within this Prometheus duration")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON")
 	fs.StringVar(&o.Acks, "acks", "", "acknowledgements file (default runs/<test_name>/acks.yaml in the store)")
 	fs.StringVar(&o.Cohort, "cohort", "", "comma-separated trial_summary keys that also separate cohorts")
