@@ -401,8 +401,11 @@ func checkLinkUntouched(t *testing.T, root, link string, secret []byte) {
 func TestRowsRefuseSymlinkedFile(t *testing.T) {
 	rows := []Row{serverRow("2024-01-02T03:04:05Z", "t", "density", "0.5")}
 	for name, write := range map[string]func(path string) error{
-		"append":  func(p string) error { return AppendRows(context.Background(), p, rows...) },
-		"replace": func(p string) error { _, err := ReplaceRows(context.Background(), p, func([]byte) bool { return false }, rows...); return err },
+		"append": func(p string) error { return AppendRows(context.Background(), p, rows...) },
+		"replace": func(p string) error {
+			_, err := ReplaceRows(context.Background(), p, func([]byte) bool { return false }, rows...)
+			return err
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root, link, secret := linkedRunDir(t)
