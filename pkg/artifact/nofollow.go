@@ -19,7 +19,7 @@ var ErrSymlink = errors.New("a file inside a run directory is a symbolic link")
 type SymlinkError struct{ Path string }
 
 func (e *SymlinkError) Error() string {
-	return e.Path + " is a symbolic link: refused (files inside a run directory are never followed; the run directory itself may be a link)"
+	return e.Path + " is a symbolic link: refused (an artifact is never read or written through a link; the directories above it may be links)"
 }
 
 // Is makes errors.Is(err, ErrSymlink) hold.
