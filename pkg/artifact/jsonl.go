@@ -258,7 +258,7 @@ func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 		}
 		// stats.jsonl is read by other tools and people, like Locust's own
 		// files; path is the run directory's, chosen by the operator.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|flag, 0o644) //nolint:gosec // G302, G304: see above
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|flag, 0o644) // #nosec G302 G304 G703 -- see above
 		if err != nil {
 			if isLinkErr(err) {
 				return nil, &SymlinkError{Path: path}
@@ -270,7 +270,7 @@ func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 			return nil, fmt.Errorf("locking: %w", err)
 		}
 		fi, ferr := f.Stat()
-		pi, perr := os.Lstat(path) //nolint:gosec // G703: the path opened above
+		pi, perr := os.Lstat(path) // #nosec G703 -- the path opened above
 		if ferr == nil && perr == nil && os.SameFile(fi, pi) {
 			return f, nil
 		}
