@@ -145,7 +145,8 @@ type opener func(ctx context.Context, name string) (io.ReadCloser, error)
 
 func dirOpener(dir string) opener {
 	return func(_ context.Context, name string) (io.ReadCloser, error) {
-		return os.Open(filepath.Join(dir, name))
+		// Never through a symbolic link (export.md).
+		return artifact.OpenNoFollow(filepath.Join(dir, name))
 	}
 }
 
@@ -258,6 +259,17 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		in             report.Input
 		out            = f.out
 	)
+	// A file of a run directory that is a symbolic link is refused, before
+	// anything is read (export.md; exit 2: report only reads there).
+	for _, dir := range []string{f.runDir, f.base.Dir} {
+		if dir == "" {
+			continue
+		}
+		if err := artifact.RefuseSymlinksIn(dir); err != nil {
+			fmt.Fprintf(stderr, "density report: %v\n", err)
+			return 2
+		}
+	}
 	if f.runDir != "" {
 		open = dirOpener(f.runDir)
 		in.Source = "stored artifacts in " + f.runDir

@@ -275,3 +275,52 @@ func TestReportPSIFromPrometheus(t *testing.T) {
 		t.Error("no PSI notice without psi_series.json and Prometheus")
 	}
 }
+
+// A file of the run directory (or --baseline's) that is a symbolic link is
+// refused before anything is read: exit 2 (report only reads there), no
+// report.html written. The link targets here are another run's valid
+// artifacts, which the report would otherwise read as this run's. The run
+// directory itself may be a link.
+func TestReportRefusesSymlinkedFiles(t *testing.T) {
+	root := t.TempDir()
+	other := filepath.Join(root, "other")
+	writeStoredRun(t, other, 0.99, true)
+	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries} {
+		for _, role := range []string{"run", "baseline"} {
+			t.Run(role+" "+name, func(t *testing.T) {
+				run, base := filepath.Join(t.TempDir(), "run"), filepath.Join(t.TempDir(), "base")
+				writeStoredRun(t, run, 0.75, true)
+				writeStoredRun(t, base, 0.5, true)
+				dir := map[string]string{"run": run, "baseline": base}[role]
+				link := filepath.Join(dir, name)
+				if err := os.Remove(link); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(other, name), link); err != nil {
+					t.Fatal(err)
+				}
+				code, _, errOut := runCmd(t, "--run-dir", run, "--baseline", base, "--prometheus-url", "none")
+				if code != 2 || !strings.Contains(errOut, link+" is a symbolic link") {
+					t.Errorf("exit %d, stderr %q; want 2 naming the link", code, errOut)
+				}
+				if _, err := os.Lstat(filepath.Join(run, report.FileName)); !os.IsNotExist(err) {
+					t.Errorf("report.html written: %v", err)
+				}
+			})
+		}
+	}
+	t.Run("linked run directory", func(t *testing.T) {
+		real := filepath.Join(t.TempDir(), "real")
+		writeStoredRun(t, real, 0.75, true)
+		link := filepath.Join(t.TempDir(), "run")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := runCmd(t, "--run-dir", link); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if !strings.Contains(readReport(t, real), ">0.75<") {
+			t.Error("report through the linked run directory lacks the run's packing")
+		}
+	})
+}

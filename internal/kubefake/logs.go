@@ -49,15 +49,34 @@ func NewLogServer(pods []LogPod, listFail ...string) *LogServer {
 	return s
 }
 
+// NewTLSLogServer is NewLogServer serving HTTPS with httptest's
+// certificate (see CACertPEM), for clients that send a token only over TLS.
+func NewTLSLogServer(pods []LogPod, listFail ...string) *LogServer {
+	s := &LogServer{pods: pods, listFail: map[string]bool{}}
+	for _, ns := range listFail {
+		s.listFail[ns] = true
+	}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
 // Close stops the server.
 func (s *LogServer) Close() { s.srv.Close() }
 
 // URL is the server's base URL.
 func (s *LogServer) URL() string { return s.srv.URL }
 
+// CACertPEM is the PEM of the TLS server's certificate (nil without TLS).
+func (s *LogServer) CACertPEM() []byte {
+	if s.srv.Certificate() == nil {
+		return nil
+	}
+	return pemEncode(s.srv.Certificate().Raw)
+}
+
 // Client is a client-go clientset talking to the server.
 func (s *LogServer) Client() (kubernetes.Interface, error) {
-	return kubernetes.NewForConfig(&rest.Config{Host: s.srv.URL})
+	return kubernetes.NewForConfig(&rest.Config{Host: s.srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: s.CACertPEM()}})
 }
 
 // Requests are "path?query" with the query keys sorted (limit and

@@ -12,8 +12,13 @@ import (
 // file or the whole new one, never a part: a temporary file in the same
 // directory is written, synced, given perm, renamed over path, and the
 // directory is synced so the rename survives a crash. On failure the
-// temporary file is removed and path is untouched.
+// temporary file is removed and path is untouched. A path that is a
+// symbolic link is refused (*SymlinkError) before anything is written:
+// replacing the link would hide that someone put it there.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	if err := RefuseSymlink(path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,5 +58,30 @@ func TestWriteJSONFile(t *testing.T) {
 	}
 	if got2, _ := os.ReadFile(path); string(got2) != want {
 		t.Error("failed encode changed the file")
+	}
+}
+
+// A target that is a symbolic link is refused: neither replaced nor
+// followed, nothing written beside it.
+func TestWriteFileAtomicRefusesSymlink(t *testing.T) {
+	root, link, secret := linkedRunDir(t)
+	err := WriteFileAtomic(link, []byte("{}\n"), 0o644)
+	if !errors.Is(err, ErrSymlink) {
+		t.Fatalf("err = %v, want ErrSymlink", err)
+	}
+	checkLinkUntouched(t, root, link, secret)
+}
+
+// Reads refuse a link too, and so does a scan of the run directory.
+func TestReadFileNoFollow(t *testing.T) {
+	_, link, _ := linkedRunDir(t)
+	if b, err := ReadFileNoFollow(link); !errors.Is(err, ErrSymlink) || b != nil {
+		t.Fatalf("read %q, %v; want ErrSymlink", b, err)
+	}
+	if err := RefuseSymlinksIn(filepath.Dir(link)); !errors.Is(err, ErrSymlink) {
+		t.Fatalf("scan: %v, want ErrSymlink", err)
+	}
+	if _, err := ReadFileNoFollow(filepath.Join(t.TempDir(), "absent")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("absent file: %v", err)
 	}
 }

@@ -249,13 +249,20 @@ const maxReopen = 100
 // openLocked opens path (creating it) and takes the exclusive lock, making
 // sure the locked file is still the one path names: ReplaceRows renames a
 // new file over path, and a writer that was waiting on the old file's lock
-// must not write to the orphan.
+// must not write to the orphan. A path that is a symbolic link is refused
+// (*SymlinkError): checked with Lstat, opened with O_NOFOLLOW.
 func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 	for range maxReopen {
+		if err := RefuseSymlink(path); err != nil {
+			return nil, err
+		}
 		// stats.jsonl is read by other tools and people, like Locust's own
 		// files; path is the run directory's, chosen by the operator.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flag, 0o644) //nolint:gosec // G302, G304: see above
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|flag, 0o644) // #nosec G302 G304 G703 -- see above
 		if err != nil {
+			if isLinkErr(err) {
+				return nil, &SymlinkError{Path: path}
+			}
 			return nil, err
 		}
 		if err := lockFile(ctx, f); err != nil {
@@ -263,7 +270,7 @@ func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 			return nil, fmt.Errorf("locking: %w", err)
 		}
 		fi, ferr := f.Stat()
-		pi, perr := os.Stat(path) //nolint:gosec // G703: the path opened above
+		pi, perr := os.Lstat(path) // #nosec G703 -- the path opened above
 		if ferr == nil && perr == nil && os.SameFile(fi, pi) {
 			return f, nil
 		}

@@ -359,3 +359,92 @@ func TestMatchRunNonUTF8(t *testing.T) {
 		t.Error("matched a different tag")
 	}
 }
+
+// linkedRunDir lays out root/secret.txt (0600) and root/b/stats.jsonl, a
+// symbolic link to ../secret.txt, as the security review did.
+func linkedRunDir(t *testing.T) (root, link string, secret []byte) {
+	t.Helper()
+	root = t.TempDir()
+	secret = []byte("-----BEGIN KEY-----\nTOPSECRET\n")
+	if err := os.WriteFile(filepath.Join(root, "secret.txt"), secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link = filepath.Join(root, "b", "stats.jsonl")
+	if err := os.Symlink("../secret.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	return root, link, secret
+}
+
+// checkLinkUntouched fails unless the secret is unchanged, the link is
+// still the only entry of b/ and still a link, and no file of b/ holds the
+// secret's bytes.
+func checkLinkUntouched(t *testing.T, root, link string, secret []byte) {
+	t.Helper()
+	if got, _ := os.ReadFile(filepath.Join(root, "secret.txt")); !bytes.Equal(got, secret) {
+		t.Errorf("secret.txt changed: %q", got)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("stats.jsonl is no longer the link: %v %v", fi, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(link))
+	if len(entries) != 1 {
+		t.Errorf("files written in the run directory: %v", entries)
+	}
+}
+
+// A stats.jsonl that is a symbolic link is never appended through nor
+// copied by a replace (export.md, "Credentials and hosts").
+func TestRowsRefuseSymlinkedFile(t *testing.T) {
+	rows := []Row{serverRow("2024-01-02T03:04:05Z", "t", "density", "0.5")}
+	for name, write := range map[string]func(path string) error{
+		"append": func(p string) error { return AppendRows(context.Background(), p, rows...) },
+		"replace": func(p string) error {
+			_, err := ReplaceRows(context.Background(), p, func([]byte) bool { return false }, rows...)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, link, secret := linkedRunDir(t)
+			err := write(link)
+			var se *SymlinkError
+			if !errors.Is(err, ErrSymlink) || !errors.As(err, &se) || se.Path != link {
+				t.Fatalf("err = %v, want a *SymlinkError naming %s", err, link)
+			}
+			checkLinkUntouched(t, root, link, secret)
+		})
+	}
+}
+
+// The run directory itself may be a symbolic link.
+func TestRowsThroughLinkedRunDir(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(root, "run")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "run", "stats.jsonl")
+	row := serverRow("2024-01-02T03:04:05Z", "t", "density", "0.5")
+	if err := AppendRows(context.Background(), path, row); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReplaceRows(context.Background(), path, func([]byte) bool { return true }, row); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(root, "run", "server_summary.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadFileNoFollow(filepath.Join(real, "stats.jsonl"))
+	if err != nil || bytes.Count(b, []byte("\n")) != 1 {
+		t.Fatalf("stats.jsonl %q, %v; want one row", b, err)
+	}
+	if err := RefuseSymlinksIn(filepath.Join(root, "run")); err != nil {
+		t.Fatalf("a linked run directory holding regular files: %v", err)
+	}
+}

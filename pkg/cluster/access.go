@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -39,10 +40,14 @@ type Access struct {
 	// file's current context).
 	KubeconfigPath, Context string
 	// Kubeconfig is a pasted kubeconfig (datasource secure setting), used
-	// in kubeconfig mode when KubeconfigPath is empty. It must be
-	// self-contained: exec/auth-provider plugins and file references are
-	// refused, so a datasource setting can never run a program or read a
-	// file on the Grafana server.
+	// in kubeconfig mode when KubeconfigPath is empty.
+	//
+	// ModeKubeconfig is the datasource's mode: the kubeconfig, pasted or
+	// by path, must be self-contained (exec and auth-provider plugins,
+	// token, certificate and key files are refused), so a datasource
+	// setting never runs a program or reads another file on the Grafana
+	// server. ModeAuto (the CLI's) loads a kubeconfig as kubectl does,
+	// exec plugins included: it runs on an operator's own machine.
 	Kubeconfig []byte
 	// URL, Token and CACert (PEM) are for token mode; an empty CACert uses
 	// the system roots.
@@ -91,11 +96,7 @@ func RESTConfig(a Access) (*rest.Config, error) {
 			return nil, fmt.Errorf("reading in-cluster Kubernetes credentials: %w", err)
 		}
 	case ModeKubeconfig:
-		if a.KubeconfigPath == "" && len(a.Kubeconfig) > 0 {
-			cfg, err = pastedKubeconfig(a.Kubeconfig, a.Context)
-		} else {
-			cfg, err = kubeconfigFile(a.KubeconfigPath, a.Context)
-		}
+		cfg, err = selfContainedKubeconfig(a.KubeconfigPath, a.Kubeconfig, a.Context)
 		if err != nil {
 			return nil, err
 		}
@@ -142,24 +143,50 @@ func kubeconfigFile(path, context string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func pastedKubeconfig(data []byte, context string) (*rest.Config, error) {
-	raw, err := clientcmd.Load(data)
-	if err != nil {
-		// Never echo the input: it holds credentials.
-		return nil, errors.New("parsing the pasted kubeconfig: not a valid kubeconfig")
+// selfContainedKubeconfig loads the datasource's kubeconfig (the file at
+// path, else the pasted data, else the default loading rules) and refuses it
+// unless it is self-contained.
+func selfContainedKubeconfig(path string, pasted []byte, context string) (*rest.Config, error) {
+	var (
+		raw  *clientcmdapi.Config
+		what string
+	)
+	switch {
+	case path != "":
+		what = "kubeconfig " + path
+		data, err := os.ReadFile(path) // #nosec G304 -- kubeconfigPath, named by the datasource's editor; held to the self-contained rule below
+		if err != nil {
+			return nil, fmt.Errorf("loading %s: %w", what, err)
+		}
+		if raw, err = clientcmd.Load(data); err != nil {
+			// Never echo the input: it holds credentials.
+			return nil, fmt.Errorf("loading %s: not a valid kubeconfig", what)
+		}
+	case len(pasted) > 0:
+		what = "pasted kubeconfig"
+		var err error
+		if raw, err = clientcmd.Load(pasted); err != nil {
+			return nil, errors.New("parsing the pasted kubeconfig: not a valid kubeconfig")
+		}
+	default:
+		what = "kubeconfig $KUBECONFIG or ~/.kube/config"
+		var err error
+		if raw, err = clientcmd.NewDefaultClientConfigLoadingRules().Load(); err != nil {
+			return nil, fmt.Errorf("loading %s: %w", what, err)
+		}
 	}
 	if err := selfContained(raw); err != nil {
-		return nil, fmt.Errorf("pasted kubeconfig: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("using the pasted kubeconfig: %w", err)
+		return nil, fmt.Errorf("using the %s: %w", what, err)
 	}
 	return cfg, nil
 }
 
-// selfContained refuses what would make a pasted setting execute or read
-// something on the host.
+// selfContained refuses what would make a datasource setting execute or
+// read something on the host.
 func selfContained(c *clientcmdapi.Config) error {
 	for name, u := range c.AuthInfos {
 		switch {

@@ -37,7 +37,7 @@ clusters:
 users:
 - name: u
   user:
-    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "evil"]}
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "evil"], interactiveMode: Never}
 contexts:
 - name: c
   context: {cluster: c, user: u}
@@ -57,6 +57,104 @@ contexts:
   context: {cluster: c, user: u}
 current-context: c
 `
+
+const kubeconfigAuthProvider = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://c.example"}
+users:
+- name: u
+  user:
+    auth-provider: {name: oidc, config: {client-id: x}}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`
+
+// kubeconfigUserFile has a user reading its token from a file (key: a
+// field of the user, value: a path).
+func kubeconfigUserFile(key, path string) string {
+	return `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://c.example"}
+users:
+- name: u
+  user: {` + key + `: "` + path + `"}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`
+}
+
+// In kubeconfig mode (the datasource's), a kubeconfig named by path is held
+// to the pasted kubeconfig's rule: nothing that runs a program or reads
+// another file. Auto mode (the CLI's --kubeconfig) keeps exec plugins.
+func TestKubeconfigModeIsSelfContained(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "token")
+	if err := os.WriteFile(secret, []byte("secret-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, text, wantErr string
+	}{
+		{"exec", kubeconfigExec, "exec credential plugin"},
+		{"auth provider", kubeconfigAuthProvider, "auth-provider plugin"},
+		{"token file", kubeconfigUserFile("tokenFile", secret), "refers to files"},
+		{"client certificate file", kubeconfigUserFile("client-certificate", secret), "refers to files"},
+		{"client key file", kubeconfigUserFile("client-key", secret), "refers to files"},
+		{"CA file", kubeconfigFileRef, "CA file"},
+	} {
+		path := write(strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.text)
+		for _, a := range []cluster.Access{
+			{Mode: cluster.ModeKubeconfig, KubeconfigPath: path},
+			{Mode: cluster.ModeKubeconfig, Kubeconfig: []byte(tc.text)},
+		} {
+			how := "by path"
+			if a.KubeconfigPath == "" {
+				how = "pasted"
+			}
+			t.Run(tc.name+" "+how, func(t *testing.T) {
+				cfg, err := cluster.RESTConfig(a)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("RESTConfig = %v, %v; want an error mentioning %q", cfg, err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "secret-token") {
+					t.Fatalf("error leaks the token: %v", err)
+				}
+			})
+		}
+	}
+	t.Run("$KUBECONFIG in kubeconfig mode", func(t *testing.T) {
+		t.Setenv("KUBECONFIG", write("env-exec.yaml", kubeconfigExec))
+		if _, err := cluster.RESTConfig(cluster.Access{Mode: cluster.ModeKubeconfig}); err == nil || !strings.Contains(err.Error(), "exec credential plugin") {
+			t.Fatalf("err = %v, want the exec plugin refused", err)
+		}
+	})
+	t.Run("the CLI keeps exec plugins", func(t *testing.T) {
+		cfg, err := cluster.RESTConfig(cluster.Access{KubeconfigPath: write("cli-exec.yaml", kubeconfigExec)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ExecProvider == nil || cfg.ExecProvider.Command != "/bin/sh" {
+			t.Fatalf("exec provider %+v, want /bin/sh", cfg.ExecProvider)
+		}
+	})
+}
 
 func TestRESTConfig(t *testing.T) {
 	dir := t.TempDir()

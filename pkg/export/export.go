@@ -118,6 +118,12 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	if err := j.prepare(); err != nil {
 		return nil, j.usage(err)
 	}
+	// The export writes in the run directory (and --out): a file there
+	// that is a symbolic link stops it before anything is read or written.
+	if err := refuseLinks(j.o.RunDir, j.o.Out); err != nil {
+		fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
+		return nil, ExitWrite
+	}
 	if j.o.Before {
 		return nil, recordBefore(ctx, j.o, j.env)
 	}
@@ -308,6 +314,10 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 	if err != nil {
 		return fail("encoding %s: %v", runs.FileServerSummary, err)
 	}
+	// Again for the output directory a store run defaults to.
+	if err := refuseLinks(j.outDir); err != nil {
+		return fail("%v", err)
+	}
 	if err := os.MkdirAll(j.outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
 		return fail("%v", err)
 	}
@@ -473,6 +483,21 @@ func (o Options) load(ctx context.Context) (runInputs, string, error) {
 		out = fmt.Sprintf("./%s-%d", in.Run.TestName, entry.Start)
 	}
 	return in, out, err
+}
+
+// refuseLinks returns the *artifact.SymlinkError of the first file of the
+// directories (empty: skipped) that is a symbolic link (export.md,
+// "Credentials and hosts"; the directories themselves may be links).
+func refuseLinks(dirs ...string) error {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if err := artifact.RefuseSymlinksIn(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitForLag waits until end+lag has passed, printing the wait (a live

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1076,4 +1079,95 @@ func TestMaxResponseMB(t *testing.T) {
 	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--max-response-mb", "0"}, e.Env); code != ExitUsage {
 		t.Errorf("--max-response-mb 0: exit %d, want %d", code, ExitUsage)
 	}
+}
+
+// A file inside the run directory that is a symbolic link is refused
+// before anything is written (exit 1: the export writes there): the link's
+// target is neither appended to nor copied into the run directory.
+func TestExportRefusesSymlinkedFiles(t *testing.T) {
+	run := cache.Generated(t, "steady")
+	closed := promfake.ClosedURL(t)
+	secret := []byte("-----BEGIN KEY-----\nTOPSECRET-0600\n")
+	for _, tc := range []struct {
+		name  string
+		link  string
+		extra []string
+	}{
+		{"stats.jsonl, --replace", "stats.jsonl", []string{"--replace"}},
+		{"stats.jsonl, append", "stats.jsonl", nil},
+		{"server_summary.json", "server_summary.json", nil},
+		{"psi_series.json", "psi_series.json", nil},
+		{"report.html", "report.html", nil},
+		{"notices.json", "notices.json", nil},
+		{"stats_history.csv (read)", "stats_history.csv", nil},
+		{"cluster_before.json, --before", "cluster_before.json", []string{"--before"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.WriteFile(filepath.Join(root, "secret.txt"), secret, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			b := filepath.Join(root, "b")
+			if err := os.Rename(copyRun(t, run), b); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(b, tc.link)
+			_ = os.Remove(link)
+			if err := os.Symlink("../secret.txt", link); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshotDir(t, b)
+			e := newEnv(nil, nil)
+			args := append([]string{"--run-dir", b, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "1s", "--no-wait"}, tc.extra...)
+			code := Main(context.Background(), args, e.Env)
+			if code != ExitWrite {
+				t.Errorf("exit %d, want %d\n%s%s", code, ExitWrite, e.out.String(), e.errOut.String())
+			}
+			if !strings.Contains(e.errOut.String(), link+" is a symbolic link") {
+				t.Errorf("stderr does not name the link:\n%s", e.errOut.String())
+			}
+			if got, _ := os.ReadFile(filepath.Join(root, "secret.txt")); !bytes.Equal(got, secret) {
+				t.Errorf("secret.txt changed: %q", got)
+			}
+			if after := snapshotDir(t, b); !reflect.DeepEqual(after, before) {
+				t.Errorf("the run directory changed:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%s is no longer the link: %v", tc.link, err)
+			}
+			err := filepath.WalkDir(b, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.Type()&fs.ModeSymlink != 0 || d.IsDir() {
+					return err
+				}
+				if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte("TOPSECRET")) {
+					t.Errorf("%s holds the link target's bytes", p)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+
+	// The run directory itself may be a link.
+	t.Run("linked run directory", func(t *testing.T) {
+		root := t.TempDir()
+		real := filepath.Join(root, "real")
+		if err := os.Rename(copyRun(t, run), real); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("real", filepath.Join(root, "run")); err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(nil, nil)
+		code := Main(context.Background(), []string{"--run-dir", filepath.Join(root, "run"), "--prometheus-url", closed,
+			"--no-cluster-facts", "--timeout", "1s", "--no-wait"}, e.Env)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, e.errOut.String())
+		}
+		if rows := readRows(t, filepath.Join(real, "stats.jsonl")); len(rows) == 0 {
+			t.Fatal("no rows written through the linked run directory")
+		}
+	})
 }

@@ -153,12 +153,12 @@ type matrixRow struct{ fault, path, outcome string }
 // TestExportFaultMatrix runs every fault row; see the file comment.
 func TestExportFaultMatrix(t *testing.T) {
 	run, prom := cache.Prometheus(t, "steady")
-	healthy := kubefake.New(kubefake.Config{Token: kubeToken, Pods: smallCluster.PodSource(), Nodes: smallCluster.NodeSource()})
+	healthy := kubefake.New(kubefake.Config{Token: kubeToken, TLS: true, Pods: smallCluster.PodSource(), Nodes: smallCluster.NodeSource()})
 	t.Cleanup(healthy.Close)
-	before := recordBeforeFile(t, run, healthy.URL)
+	before := recordBeforeFile(t, run, healthy)
 
 	// The clean export every row is compared with.
-	base := newFixture(t, run, prom.URL, healthy.URL, before, nil)
+	base := newFixture(t, run, prom.URL, healthy, before, nil)
 	clean, code, stdout := base.export()
 	if code != ExitOK || clean.server == nil || clean.trial == nil {
 		t.Fatalf("clean export: exit %d, rows %v\n%s", code, clean, stdout)
@@ -172,7 +172,7 @@ func TestExportFaultMatrix(t *testing.T) {
 		archived[name] = b
 	}
 	// The same export re-harvested from the store must equal it.
-	sf := newFixture(t, run, prom.URL, healthy.URL, before, archived)
+	sf := newFixture(t, run, prom.URL, healthy, before, archived)
 	fromStore, code, stdout := sf.export()
 	if code != ExitOK || !equalJSON(fromStore.server, clean.server) || !equalJSON(fromStore.trial, clean.trial) {
 		t.Fatalf("re-harvest from the store: exit %d, rows differ from the run directory's:\n%v\n%v\n%s", code, fromStore, clean, stdout)
@@ -204,7 +204,7 @@ func TestExportFaultMatrix(t *testing.T) {
 			if row.path == "export --store" {
 				arch = archived
 			}
-			f := newFixture(t, run, prom.URL, healthy.URL, before, arch)
+			f := newFixture(t, run, prom.URL, healthy, before, arch)
 			if row.setup != nil {
 				row.setup(f)
 			}
@@ -458,9 +458,10 @@ func exportFaults(run *promtest.Run) []exportFault {
 		return exportFault{
 			fault: fault, path: "export --run-dir",
 			setup: func(f *faultFixture) {
+				cfg.TLS = true
 				srv := kubefake.New(cfg)
 				f.t.Cleanup(srv.Close)
-				f.kube = kubeClient1s(srv.URL, kubeToken)
+				f.kube = kubeClient1s(srv, kubeToken)
 			},
 			null: append(slices.Clone(kubeServerFields), factFields...), says: says,
 		}
@@ -696,13 +697,13 @@ func exportFaults(run *promtest.Run) []exportFault {
 // snapshot comes from a twin server without faults.
 func expiringContinue(times int, note string) func(*faultFixture) {
 	return func(f *faultFixture) {
-		twin := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource()})
+		twin := kubefake.New(kubefake.Config{Token: kubeToken, TLS: true, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource()})
 		f.t.Cleanup(twin.Close)
-		writeBefore(f.t, f.dir, recordBeforeFile(f.t, f.run, twin.URL))
-		srv := kubefake.New(kubefake.Config{Token: kubeToken, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
+		writeBefore(f.t, f.dir, recordBeforeFile(f.t, f.run, twin))
+		srv := kubefake.New(kubefake.Config{Token: kubeToken, TLS: true, Pods: pagedCluster.PodSource(), Nodes: pagedCluster.NodeSource(),
 			Faults: map[string]kubefake.Fault{kubefake.Pods: {ExpireContinue: times}}})
 		f.t.Cleanup(srv.Close)
-		f.kube = kubeClientTimeout(srv.URL, kubeToken, pagedListTimeout)
+		f.kube = kubeClientTimeout(srv, kubeToken, pagedListTimeout)
 		f.note(note)
 	}
 }
@@ -715,11 +716,11 @@ func denyRead(f *faultFixture, name string) {
 // newFixture prepares a healthy export of run: a run directory (or, with
 // store, a file:// results store holding the run as the orchestrator
 // uploads it) with the "before" snapshot, and the healthy Kubernetes API.
-func newFixture(t *testing.T, run *promtest.Run, promURL, kubeURL string, before []byte, archived map[string][]byte) *faultFixture {
+func newFixture(t *testing.T, run *promtest.Run, promURL string, kube *kubefake.Server, before []byte, archived map[string][]byte) *faultFixture {
 	store := archived != nil
 	t.Helper()
 	tr := run.Truth
-	f := &faultFixture{t: t, run: run, promURL: promURL, kube: kubeClient1s(kubeURL, kubeToken)}
+	f := &faultFixture{t: t, run: run, promURL: promURL, kube: kubeClient1s(kube, kubeToken)}
 	if store {
 		root := t.TempDir()
 		f.dir = filepath.Join(root, "runs", tr.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
@@ -767,13 +768,13 @@ func writeBefore(t *testing.T, dir string, before []byte) {
 	writeFile(t, filepath.Join(dir, runs.FileClusterBefore), before)
 }
 
-// recordBeforeFile records the "before" snapshot of the cluster at kubeURL
+// recordBeforeFile records the "before" snapshot of the cluster kube serves
 // with `density export --before` and returns the file.
-func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
+func recordBeforeFile(t *testing.T, run *promtest.Run, kube *kubefake.Server) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	e := newEnv(nil, nil)
-	e.Kube = kubeClientTimeout(kubeURL, kubeToken, pagedListTimeout)
+	e.Kube = kubeClientTimeout(kube, kubeToken, pagedListTimeout)
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != ExitOK {
 		t.Fatalf("--before: exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
@@ -785,9 +786,10 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kubeURL string) []byte {
 }
 
 // kubeClient1s builds a real client-go clientset for a fake API server
-// with a 1 s request timeout (the rows whose server never answers).
-func kubeClient1s(u, token string) func(cluster.Access) (kubernetes.Interface, error) {
-	return kubeClientTimeout(u, token, time.Second)
+// (served over TLS: a token goes only to https://) with a 1 s request
+// timeout (the rows whose server never answers).
+func kubeClient1s(srv *kubefake.Server, token string) func(cluster.Access) (kubernetes.Interface, error) {
+	return kubeClientTimeout(srv, token, time.Second)
 }
 
 // pagedListTimeout is the request timeout of the reads that list the
@@ -795,9 +797,10 @@ func kubeClient1s(u, token string) func(cluster.Access) (kubernetes.Interface, e
 // race detector on a loaded 2-core machine.
 const pagedListTimeout = 30 * time.Second
 
-func kubeClientTimeout(u, token string, timeout time.Duration) func(cluster.Access) (kubernetes.Interface, error) {
+func kubeClientTimeout(srv *kubefake.Server, token string, timeout time.Duration) func(cluster.Access) (kubernetes.Interface, error) {
+	u, ca := srv.URL, srv.CACertPEM()
 	return func(cluster.Access) (kubernetes.Interface, error) {
-		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, Timeout: timeout})
+		return cluster.NewClient(cluster.Access{Mode: cluster.ModeToken, URL: u, Token: token, CACert: ca, Timeout: timeout})
 	}
 }
 

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 
+	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -39,7 +39,8 @@ type opener func(ctx context.Context, name string) (io.ReadCloser, error)
 
 func dirOpener(dir string) opener {
 	return func(_ context.Context, name string) (io.ReadCloser, error) {
-		return os.Open(filepath.Join(dir, name))
+		// Never through a symbolic link (export.md).
+		return artifact.OpenNoFollow(filepath.Join(dir, name))
 	}
 }
 

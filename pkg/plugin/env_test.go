@@ -120,6 +120,18 @@ func newEnv(t testing.TB, name string) *env {
 	return e
 }
 
+// kubeToken sets token mode against a Kubernetes API server served over TLS:
+// its https:// URL, the bearer token, and its CA as kubernetesCACert.
+func (e *env) kubeToken(url string, caPEM []byte, token string) {
+	e.jsonData["kubernetesAccess"] = "token"
+	e.jsonData["kubernetesURL"] = url
+	if e.secure == nil {
+		e.secure = map[string]string{}
+	}
+	e.secure["kubernetesToken"] = token
+	e.secure["kubernetesCACert"] = string(caPEM)
+}
+
 // runDir is the stored run's directory.
 func (e *env) runDir() string {
 	tr := e.truth

@@ -124,11 +124,9 @@ func fmtStr(p *string) string {
 func TestStoredRunFactsComeFromItsArtifacts(t *testing.T) {
 	e := newEnv(t, "ladder")
 	m := e.storeExport(t)
-	kube := kubefake.New(kubefake.Config{Token: "other", Faults: map[string]kubefake.Fault{kubefake.Nodes: {Status: 500}}})
+	kube := kubefake.New(kubefake.Config{Token: "other", TLS: true, Faults: map[string]kubefake.Fault{kubefake.Nodes: {Status: 500}}})
 	defer kube.Close()
-	e.jsonData["kubernetesAccess"] = "token"
-	e.jsonData["kubernetesURL"] = kube.URL
-	e.secure = map[string]string{"kubernetesToken": "t0ken"}
+	e.kubeToken(kube.URL, kube.CACertPEM(), "t0ken")
 	c := e.client(t)
 
 	cf := e.one(t, c, map[string]any{"queryType": "clusterFacts", "run": e.runID}).Frames[0]
@@ -198,13 +196,11 @@ func TestStoredRunWithoutTrialRow(t *testing.T) {
 // cluster); once older, its facts are null with the reason.
 func TestLiveClusterFactsForRecentRuns(t *testing.T) {
 	syn := kubefake.Synthetic{Nodes: 5, WorkerNodes: 2, Pods: 12, Workers: 4, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
-	kube := kubefake.New(kubefake.Config{Pods: syn.PodSource(), Nodes: syn.NodeSource(), Token: "t0ken"})
+	kube := kubefake.New(kubefake.Config{Pods: syn.PodSource(), Nodes: syn.NodeSource(), Token: "t0ken", TLS: true})
 	defer kube.Close()
 	e := newEnv(t, "steady")
 	delete(e.jsonData, "resultsStore")
-	e.jsonData["kubernetesAccess"] = "token"
-	e.jsonData["kubernetesURL"] = kube.URL
-	e.secure = map[string]string{"kubernetesToken": "t0ken"}
+	e.kubeToken(kube.URL, kube.CACertPEM(), "t0ken")
 	e.now = time.Unix(e.truth.End+600, 0)
 	c := e.client(t)
 	cf := e.one(t, c, map[string]any{"queryType": "clusterFacts", "run": "latest"}).Frames[0]
@@ -244,9 +240,7 @@ func TestLiveClusterFactsForRecentRuns(t *testing.T) {
 
 	old := newEnv(t, "steady")
 	delete(old.jsonData, "resultsStore")
-	old.jsonData["kubernetesAccess"] = "token"
-	old.jsonData["kubernetesURL"] = kube.URL
-	old.secure = map[string]string{"kubernetesToken": "t0ken"}
+	old.kubeToken(kube.URL, kube.CACertPEM(), "t0ken")
 	old.now = time.Unix(old.truth.End+7200, 0)
 	before := kube.Requests("")
 	cf = old.one(t, old.client(t), map[string]any{"queryType": "clusterFacts", "run": "latest"}).Frames[0]

@@ -459,13 +459,12 @@ func kubeFault(name string, cfg kubefake.Config, tune func(*env), cause []string
 		fault: name,
 		setup: func(t *testing.T, e *env) {
 			cfg.Pods, cfg.Nodes = faultCluster.PodSource(), faultCluster.NodeSource()
+			cfg.TLS = true // token mode needs https://
 			srv := kubefake.New(cfg)
 			t.Cleanup(srv.Close)
 			delete(e.jsonData, "resultsStore")
 			e.jsonData["discoverRuns"] = true
-			e.jsonData["kubernetesAccess"] = "token"
-			e.jsonData["kubernetesURL"] = srv.URL
-			e.secure = map[string]string{"kubernetesToken": faultKubeToken}
+			e.kubeToken(srv.URL, srv.CACertPEM(), faultKubeToken)
 			e.now = time.Unix(e.truth.End+600, 0)
 			if tune != nil {
 				tune(e)

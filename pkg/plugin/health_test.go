@@ -2,14 +2,19 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -78,14 +83,14 @@ func closedPort(t *testing.T) string {
 
 func TestHealth(t *testing.T) {
 	down := closedPort(t)
-	forbidden := kubefake.New(kubefake.Config{Token: "t0ken", Faults: map[string]kubefake.Fault{
+	forbidden := kubefake.New(kubefake.Config{Token: "t0ken", TLS: true, Faults: map[string]kubefake.Fault{
 		kubefake.Nodes: {Status: http.StatusForbidden}, kubefake.Pods: {Status: http.StatusForbidden}, kubefake.Events: {Status: http.StatusForbidden}}})
 	defer forbidden.Close()
 	syn := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 4, Workers: 2, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
-	allowed := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource(),
+	allowed := kubefake.New(kubefake.Config{Token: "t0ken", TLS: true, Pods: syn.PodSource(), Nodes: syn.NodeSource(),
 		PodLogNamespaces: []string{"ate-system", "benchmark-workloads"}})
 	defer allowed.Close()
-	noLogs := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource(),
+	noLogs := kubefake.New(kubefake.Config{Token: "t0ken", TLS: true, Pods: syn.PodSource(), Nodes: syn.NodeSource(),
 		PodLogNamespaces: []string{"benchmark-workloads"}})
 	defer noLogs.Close()
 
@@ -128,21 +133,15 @@ func TestHealth(t *testing.T) {
 		{"store missing", "steady", func(t *testing.T, e *env) { e.jsonData["resultsStore"] = "file:///nonexistent/results" },
 			backend.HealthStatusError, []string{"Results store (file:///nonexistent/results): FAILED — could not be opened", "Run discovery: OK"}},
 		{"kubernetes forbidden", "steady", func(t *testing.T, e *env) {
-			e.jsonData["kubernetesAccess"] = "token"
-			e.jsonData["kubernetesURL"] = forbidden.URL
-			e.secure = map[string]string{"kubernetesToken": "t0ken"}
-		}, backend.HealthStatusError, []string{"Kubernetes (" + strings.TrimPrefix(forbidden.URL, "http://") + "): FAILED", "list nodes", "forbidden"}},
+			e.kubeToken(forbidden.URL, forbidden.CACertPEM(), "t0ken")
+		}, backend.HealthStatusError, []string{"Kubernetes (" + strings.TrimPrefix(forbidden.URL, "https://") + "): FAILED", "list nodes", "forbidden"}},
 		{"kubernetes allowed", "steady", func(t *testing.T, e *env) {
-			e.jsonData["kubernetesAccess"] = "token"
-			e.jsonData["kubernetesURL"] = allowed.URL
-			e.secure = map[string]string{"kubernetesToken": "t0ken"}
-		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(allowed.URL, "http://") + "): OK — can list nodes",
+			e.kubeToken(allowed.URL, allowed.CACertPEM(), "t0ken")
+		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(allowed.URL, "https://") + "): OK — can list nodes",
 			"can read pods/log in ate-system and benchmark-workloads"}},
 		{"kubernetes without pods/log", "steady", func(t *testing.T, e *env) {
-			e.jsonData["kubernetesAccess"] = "token"
-			e.jsonData["kubernetesURL"] = noLogs.URL
-			e.secure = map[string]string{"kubernetesToken": "t0ken"}
-		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(noLogs.URL, "http://") + "): OK — can list nodes",
+			e.kubeToken(noLogs.URL, noLogs.CACertPEM(), "t0ken")
+		}, backend.HealthStatusOk, []string{"Kubernetes (" + strings.TrimPrefix(noLogs.URL, "https://") + "): OK — can list nodes",
 			"pods/log is not readable in ate-system: the phase breakdown"}},
 		{"substrate metrics absent", "no-atelet", nil, backend.HealthStatusOk, []string{
 			"PromQL answers, but these Substrate metric families have no data in the last day: packing (ate_workerpool_workers); snapshot histograms"}},
@@ -166,6 +165,81 @@ func TestHealth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A kubeconfig whose user runs an exec credential plugin is refused by the
+// datasource whether it is pasted or named by kubeconfigPath: the plugin
+// never runs (no file appears) and the API server is never called.
+func TestHealthKubeconfigRunsNoProgram(t *testing.T) {
+	kube := kubefake.New(kubefake.Config{Token: "t0ken", TLS: true})
+	defer kube.Close()
+	for _, how := range []string{"by path", "pasted"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			pwned := filepath.Join(dir, "PWNED")
+			kc := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "` + kube.URL + `", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never, command: /bin/sh, args: ["-c", "touch ` + pwned + `"]}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+`
+			e := newEnv(t, "steady")
+			e.jsonData["kubernetesAccess"] = "kubeconfig"
+			if how == "by path" {
+				path := filepath.Join(dir, "kc.yaml")
+				if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				e.jsonData["kubeconfigPath"] = path
+			} else {
+				e.secure = map[string]string{"kubeconfig": kc}
+			}
+			h := health(t, e)
+			if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, "Kubernetes (kubeconfig): FAILED") ||
+				!strings.Contains(h.Message, "exec credential plugin, which is not allowed here") {
+				t.Errorf("health %v, want the exec plugin refused:\n%s", h.Status, h.Message)
+			}
+			if _, err := os.Stat(pwned); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the exec plugin ran on the Grafana host: stat %s: %v", pwned, err)
+			}
+		})
+	}
+	if n := kube.Requests(""); n != 0 {
+		t.Errorf("the API server got %d requests, want 0", n)
+	}
+}
+
+// Token mode over plain http:// is refused when the settings load: the
+// health check and a query name the setting, and the token is never sent
+// (the capture server counts no request).
+func TestTokenModeRequiresHTTPS(t *testing.T) {
+	syn := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 4, Workers: 2, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
+	kube := kubefake.New(kubefake.Config{Token: "t0ken", Pods: syn.PodSource(), Nodes: syn.NodeSource()})
+	defer kube.Close()
+	e := newEnv(t, "steady")
+	delete(e.jsonData, "resultsStore")
+	e.kubeToken(kube.URL, nil, "t0ken")   // a plain http:// server
+	e.now = time.Unix(e.truth.End+600, 0) // recent: facts would come from the live cluster
+	const says = "kubernetesURL must be an https:// URL"
+	h := health(t, e)
+	if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, "Settings: FAILED") || !strings.Contains(h.Message, says) {
+		t.Errorf("health %v, want the settings refused saying %q:\n%s", h.Status, says, h.Message)
+	}
+	r := e.query(t, e.client(t), q("A", e.truth.Start-600, e.truth.End+600, map[string]any{"queryType": "clusterFacts", "run": "latest"}))["A"]
+	if r.Status != backend.StatusBadRequest || r.Error == nil || !strings.Contains(r.Error.Error(), says) {
+		t.Errorf("query: status %d, error %v; want 400 saying %q", r.Status, r.Error, says)
+	}
+	if n := kube.Requests(""); n != 0 {
+		t.Errorf("the token went to http:// in %d requests, want 0", n)
 	}
 }
 

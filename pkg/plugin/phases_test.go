@@ -175,11 +175,9 @@ func TestPhasesLivePodLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := kubefake.NewLogServer(pods)
+	srv := kubefake.NewTLSLogServer(pods)
 	t.Cleanup(srv.Close)
-	e.jsonData["kubernetesAccess"] = "token"
-	e.jsonData["kubernetesURL"] = srv.URL()
-	e.secure = map[string]string{"kubernetesToken": "t0ken"}
+	e.kubeToken(srv.URL(), srv.CACertPEM(), "t0ken")
 	e.now = time.Unix(tr.End+600, 0)
 
 	{
@@ -220,9 +218,7 @@ func TestPhasesLivePodLogs(t *testing.T) {
 	reads := len(srv.Requests())
 
 	old := newEnv(t, "steady")
-	old.jsonData["kubernetesAccess"] = "token"
-	old.jsonData["kubernetesURL"] = srv.URL()
-	old.secure = map[string]string{"kubernetesToken": "t0ken"}
+	old.kubeToken(srv.URL(), srv.CACertPEM(), "t0ken")
 	old.now = time.Unix(tr.End+7200, 0)
 	r = old.one(t, old.client(t), map[string]any{"queryType": "phases", "run": old.runID})
 	if r.Frames[0].Rows() != 0 || !strings.Contains(noticeTexts(r), "liveFactsMaxAgeSeconds") {

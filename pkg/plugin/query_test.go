@@ -355,15 +355,14 @@ func TestRangeRunSteadyFromUserCount(t *testing.T) {
 func TestSecretsNeverInResponses(t *testing.T) {
 	const kubeSecret = "kube-t0ken-secret"
 	syn := kubefake.Synthetic{Nodes: 2, WorkerNodes: 1, Pods: 4, Workers: 2, Namespace: "benchmark-workloads", LabelKey: "ate.dev/worker-pool"}
-	kube := kubefake.New(kubefake.Config{Token: kubeSecret, Pods: syn.PodSource(), Nodes: syn.NodeSource()})
+	kube := kubefake.New(kubefake.Config{Token: kubeSecret, TLS: true, Pods: syn.PodSource(), Nodes: syn.NodeSource()})
 	defer kube.Close()
 	e := newEnv(t, "steady")
 	e.jsonData["basicAuth"] = true
 	e.jsonData["basicAuthUser"] = "grafana"
 	e.jsonData["httpHeaderName1"] = "X-Scope-OrgID"
-	e.jsonData["kubernetesAccess"] = "token"
-	e.jsonData["kubernetesURL"] = kube.URL
-	e.secure = map[string]string{"basicAuthPassword": secretPassword, "bearerToken": secretToken, "httpHeaderValue1": secretTenant, "kubernetesToken": kubeSecret}
+	e.secure = map[string]string{"basicAuthPassword": secretPassword, "bearerToken": secretToken, "httpHeaderValue1": secretTenant}
+	e.kubeToken(kube.URL, kube.CACertPEM(), kubeSecret)
 	e.now = time.Unix(e.truth.End+600, 0) // recent: the live cluster is read
 	c := e.client(t)
 	secrets := []string{secretPassword, secretToken, secretTenant, kubeSecret}

@@ -56,6 +56,7 @@ var (
 	ErrInvalidKubeAccess = errors.New("kubernetesAccess must be off, inCluster, kubeconfig or token")
 	ErrMissingKubeconfig = errors.New("kubernetesAccess is kubeconfig but neither kubeconfigPath nor a pasted kubeconfig is set")
 	ErrMissingKubeToken  = errors.New("kubernetesAccess is token but kubernetesURL or the kubernetesToken secret is missing")
+	ErrKubeURLNotHTTPS   = errors.New("kubernetesAccess is token: kubernetesURL must be an https:// URL (the service-account token is never sent in clear text)")
 	ErrInvalidAcks       = errors.New("acks is not a valid acknowledgements file (a YAML list of {key, run, reason})")
 )
 
@@ -305,8 +306,10 @@ func (k Kube) validate() error {
 		if k.URL == "" || k.Token == "" {
 			return ErrMissingKubeToken
 		}
-		if !endpoint.IsHTTP(k.URL) {
-			return fmt.Errorf("%w: kubernetesURL %q is not an http(s) URL", ErrMissingKubeToken, k.URL)
+		// The token is a credential: client-go's own loader refuses it to a
+		// server without TLS, and so does this setting.
+		if u, err := url.Parse(k.URL); err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("%w (got %s)", ErrKubeURLNotHTTPS, endpoint.Redact(k.URL))
 		}
 	default:
 		return fmt.Errorf("%w (got %q)", ErrInvalidKubeAccess, k.Access)

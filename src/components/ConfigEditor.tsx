@@ -335,7 +335,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             {textField(
               'kubeconfigPath',
               'Kubeconfig path',
-              'A kubeconfig file readable by the Grafana server. Leave empty to use the pasted kubeconfig below.',
+              'A kubeconfig file readable by the Grafana server, self-contained like a pasted one: inline token or certificate data; exec plugins, auth providers and file references are refused. Leave empty to use the pasted kubeconfig below.',
               '/etc/grafana/kubeconfig'
             )}
             {textField(
@@ -348,7 +348,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               label="Pasted kubeconfig"
               labelWidth={LABEL_WIDTH}
               htmlFor="density-kubeconfig"
-              tooltip="Used when no path is set; stored encrypted."
+              tooltip="Used when no path is set; stored encrypted. Inline data only: exec plugins, auth providers and file references are refused."
             >
               {secretTextArea('kubeconfig', 'density-kubeconfig', 'apiVersion: v1\nkind: Config\n…')}
             </InlineField>
@@ -359,7 +359,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             {textField(
               'kubernetesURL',
               'API server URL',
-              'The Kubernetes API server.',
+              'The Kubernetes API server, https:// only (the token is never sent in clear text).',
               'https://kubernetes.example:6443'
             )}
             <InlineField

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -128,10 +129,19 @@ func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	if o.RunDir != "" && o.Run != "" {
+		return ExitUsage, usagef("--run-dir and --run are exclusive")
+	}
+	// The gate rows are written in --run-dir (or --out): a file there that
+	// is a symbolic link stops the check before anything is read or
+	// written (export.md; exit 1).
+	if dir := cmp.Or(o.RunDir, o.Out); dir != "" {
+		if err := artifact.RefuseSymlinksIn(dir); err != nil {
+			return ExitWrite, err
+		}
+	}
 	var run *verdicts.Run
 	switch {
-	case o.RunDir != "" && o.Run != "":
-		return ExitUsage, usagef("--run-dir and --run are exclusive")
 	case o.RunDir != "":
 		if run, err = LoadDir(o.RunDir); err != nil {
 			return ExitUsage, err

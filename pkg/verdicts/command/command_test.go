@@ -355,3 +355,77 @@ func TestCheckFromEnv(t *testing.T) {
 		t.Errorf("CheckFromEnv: %+v, %v; want %+v", o, err, want)
 	}
 }
+
+// A run directory whose stats.jsonl is a symbolic link (here to another
+// run's file, which reads fine) is refused before anything is read or
+// written: exit 1 where the command writes (check --run-dir), exit 2 where
+// it only reads (compare, check's --baseline). The run directory itself
+// may be a link.
+func TestSymlinkedStatsRefused(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	other := filepath.Join(tmp, "other")
+	writeRun(t, other, "4.1", "2.5")
+	target, _ := os.ReadFile(filepath.Join(other, "stats.jsonl"))
+	linked := filepath.Join(tmp, "b")
+	if err := os.Mkdir(linked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(linked, "stats.jsonl")
+	if err := os.Symlink("../other/stats.jsonl", link); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(tmp, "plain")
+	writeRun(t, plain, "4.0", "2.0")
+	gates := filepath.Join(tmp, "gates.yaml")
+	if err := os.WriteFile(gates, []byte(gatesYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(Env) int
+		want int
+	}{
+		{"check --run-dir", func(e Env) int {
+			return Check(ctx, []string{"--gates", gates, "--run-dir", linked, "--baseline", plain}, e)
+		}, ExitWrite},
+		{"check --baseline", func(e Env) int {
+			return Check(ctx, []string{"--gates", gates, "--run-dir", plain, "--baseline", linked}, e)
+		}, ExitUsage},
+		{"compare", func(e Env) int { return Compare(ctx, []string{linked, plain}, e) }, ExitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plainBefore, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl"))
+			env, _, errOut := testEnv()
+			if code := tc.run(env); code != tc.want || !strings.Contains(errOut.String(), link+" is a symbolic link") {
+				t.Errorf("exit %d, want %d; stderr %s", code, tc.want, errOut)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("stats.jsonl is no longer the link: %v", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(other, "stats.jsonl")); !bytes.Equal(got, target) {
+				t.Errorf("the link's target changed:\n%s", got)
+			}
+			if entries, _ := os.ReadDir(linked); len(entries) != 1 {
+				t.Errorf("files written beside the link: %v", entries)
+			}
+			if now, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl")); tc.want == ExitUsage && !bytes.Equal(now, plainBefore) {
+				t.Errorf("the other run's stats.jsonl changed")
+			}
+		})
+	}
+	t.Run("linked run directory", func(t *testing.T) {
+		dirLink := filepath.Join(tmp, "run-link")
+		if err := os.Symlink("other", dirLink); err != nil {
+			t.Fatal(err)
+		}
+		env, _, errOut := testEnv()
+		if code := Check(ctx, []string{"--gates", gates, "--run-dir", dirLink, "--baseline", plain}, env); code != ExitGateFailed {
+			t.Fatalf("exit %d, want 3 (a gate fails); stderr %s", code, errOut)
+		}
+		data, _ := os.ReadFile(filepath.Join(other, "stats.jsonl"))
+		if n := strings.Count(string(data), `"metric": "gate_`); n != 6 {
+			t.Errorf("%d gate rows through the linked directory, want 6", n)
+		}
+	})
+}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/substrate/density/pkg/artifact"
@@ -44,7 +43,9 @@ func isUsage(err error) bool {
 // LoadDir reads a run directory's stats.jsonl into a run (id: the
 // directory).
 func LoadDir(dir string) (*verdicts.Run, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "stats.jsonl"))
+	// Never through a symbolic link (export.md): a usage error here; a
+	// command that writes in dir refuses links itself first (exit 1).
+	data, err := artifact.ReadFileNoFollow(filepath.Join(dir, "stats.jsonl"))
 	if err != nil {
 		return nil, usagef("run directory %s: %v", dir, err)
 	}
