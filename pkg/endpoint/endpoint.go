@@ -3,7 +3,10 @@
 // ones are usable as an HTTP endpoint, and how one is shown or recorded.
 package endpoint
 
-import "net/url"
+import (
+	"errors"
+	"net/url"
+)
 
 // IsHTTP reports whether raw is http(s)://host[:port][/path]: a scheme of
 // http or https and a host.
@@ -23,4 +26,17 @@ func Redact(raw string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()
+}
+
+// RedactError is err, a *url.Error as net/http and url.Parse return it
+// (naming the whole URL, query string and user name included), with its URL
+// shown as Redact shows it. The cause and the error's type are kept, so
+// Timeout and errors.Is/As still see them. An error that is not a
+// *url.Error is returned as it is.
+func RedactError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return &url.Error{Op: ue.Op, URL: Redact(ue.URL), Err: ue.Err}
 }

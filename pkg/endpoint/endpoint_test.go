@@ -1,6 +1,11 @@
 package endpoint
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+)
 
 func TestRedact(t *testing.T) {
 	for _, r := range []struct{ in, want string }{
@@ -35,5 +40,26 @@ func TestIsHTTP(t *testing.T) {
 		if got := IsHTTP(r.in); got != r.want {
 			t.Errorf("IsHTTP(%q) = %v, want %v", r.in, got, r.want)
 		}
+	}
+}
+
+type timeoutCause struct{}
+
+func (timeoutCause) Error() string { return "i/o timeout" }
+func (timeoutCause) Timeout() bool { return true }
+
+func TestRedactError(t *testing.T) {
+	raw := &url.Error{Op: "Post", URL: "http://bob:hunter2@127.0.0.1:9/prom/api/v1/query?access_token=TOPSECRET", Err: timeoutCause{}}
+	got := RedactError(fmt.Errorf("reading: %w", raw))
+	if want := `Post "http://127.0.0.1:9/prom/api/v1/query": i/o timeout`; got.Error() != want {
+		t.Errorf("RedactError = %q, want %q", got, want)
+	}
+	var ue *url.Error
+	if !errors.As(got, &ue) || !ue.Timeout() || !errors.Is(got, timeoutCause{}) {
+		t.Errorf("RedactError lost the cause or its timeout: %#v", got)
+	}
+	plain := errors.New("plain")
+	if RedactError(plain) != plain {
+		t.Error("an error without a URL changed")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -401,6 +402,80 @@ func TestSecretsNeverInResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("health", []byte(h.Message+string(h.JSONDetails)))
+}
+
+// The user info and query string of the Prometheus URL never reach an
+// answer, a notice, a resource response or a log line when Prometheus is
+// down (a closed port) or slow (no answer within timeoutSeconds): the
+// HTTP client's error names the URL, and only its host may be shown.
+func TestURLSecretsNeverInFailures(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // answers only after the client gave up
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	secrets := []string{"hunter2", "TOPSECRET", "bob"}
+	for _, tc := range []struct{ name, host string }{
+		{"down", closed},
+		{"slow", strings.TrimPrefix(slow.URL, "http://")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "steady")
+			e.promURL = "http://bob:hunter2@" + tc.host + "/prom?access_token=TOPSECRET"
+			e.jsonData["timeoutSeconds"] = 1
+			stop := pluginLog.Record()
+			c := e.client(t)
+			from, to := e.truth.Start-600, e.truth.End+600
+			resp := e.query(t, c,
+				q("packing", from, to, map[string]any{"queryType": "packing", "run": "range"}),
+				q("snapshots", from, to, map[string]any{"queryType": "snapshots", "run": "range"}),
+				q("runs", from, to, map[string]any{"queryType": "runs"}),
+				q("summary", from, to, map[string]any{"queryType": "summary"}))
+			var shown strings.Builder
+			failed := 0
+			for ref, r := range resp {
+				b, err := json.Marshal(r.Frames)
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown.WriteString(ref + ": " + string(b) + "\n")
+				if r.Error != nil {
+					failed++
+					shown.WriteString(ref + " error: " + r.Error.Error() + "\n")
+				}
+			}
+			if failed == 0 {
+				t.Fatalf("no query failed with Prometheus %s: the test sees no failure", tc.name)
+			}
+			var got *backend.CallResourceResponse
+			err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: "runs", Method: "GET", URL: "runs?from=0"},
+				backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+			if err != nil || got == nil {
+				t.Fatalf("GET /runs: %v", err)
+			}
+			shown.WriteString("GET /runs: " + string(got.Body) + "\n")
+			if !strings.Contains(shown.String(), tc.host) {
+				t.Errorf("no answer names the Prometheus host %s:\n%s", tc.host, shown.String())
+			}
+			logged := stop()
+			for _, s := range secrets {
+				if n := strings.Count(shown.String(), s); n > 0 {
+					t.Errorf("the answers show %q %d times:\n%s", s, n, shown.String())
+				}
+				if n := strings.Count(logged, s); n > 0 {
+					t.Errorf("the log shows %q %d times:\n%s", s, n, logged)
+				}
+			}
+		})
+	}
 }
 
 // "a bug is a plugin error. One failing query never fails its neighbours."

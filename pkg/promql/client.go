@@ -118,14 +118,9 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// redactURLError drops a URL (that may hold credentials) from a parse error.
-func redactURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
+// redactURLError is err with the URL it names (which may hold user info
+// and a token in its query string) reduced to scheme, host and path.
+func redactURLError(err error) error { return endpoint.RedactError(err) }
 
 // Recording returns a client sharing c's HTTP client and in-flight limiter
 // that also appends each query to log (log may be shared by goroutines).
