@@ -3,6 +3,7 @@ package endpoint
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"testing"
 )
@@ -61,5 +62,40 @@ func TestRedactError(t *testing.T) {
 	plain := errors.New("plain")
 	if RedactError(plain) != plain {
 		t.Error("an error without a URL changed")
+	}
+}
+
+func TestSameOriginRedirects(t *testing.T) {
+	check := SameOriginRedirects("Prometheus")
+	for _, r := range []struct {
+		from, to string
+		refused  string // the error, "" when followed
+	}{
+		{"http://prom:9090/x", "http://prom:9090/y?z=1", ""},
+		{"http://prom/x", "http://PROM:80/y", ""},
+		{"https://prom/x", "https://prom:443/y", ""},
+		{"http://prom:9090/x", "http://prom:9091/x", "Prometheus at prom:9090 redirected to http://prom:9091: not followed"},
+		{"http://prom:9090/x", "https://prom:9090/x", "Prometheus at prom:9090 redirected to https://prom:9090: not followed"},
+		{"http://prom/x", "http://evil/x", "Prometheus at prom redirected to http://evil: not followed"},
+		{"http://prom/x", "http://u:pw@evil:81/x?token=t", "Prometheus at prom redirected to http://evil:81: not followed"},
+	} {
+		from, _ := http.NewRequest(http.MethodGet, r.from, nil)
+		to, _ := http.NewRequest(http.MethodGet, r.to, nil)
+		err := check(to, []*http.Request{from})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != r.refused {
+			t.Errorf("%s -> %s: %q, want %q", r.from, r.to, got, r.refused)
+		}
+	}
+	from, _ := http.NewRequest(http.MethodGet, "http://prom/x", nil)
+	via := make([]*http.Request, 10)
+	for i := range via {
+		via[i] = from
+	}
+	if err := check(from, via); err == nil {
+		t.Error("an 11th same-origin redirect was followed")
 	}
 }
