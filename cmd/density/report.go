@@ -38,7 +38,7 @@ type reportFlags struct {
 func (f *reportFlags) prometheus() cli.Prometheus {
 	return cli.Prometheus{URL: &f.promURL, Headers: &f.headers, BearerTokenFile: &f.bearerTokenFile,
 		Timeout: &f.timeout, MaxConcurrency: &f.maxConcurrency, MaxResponseMB: &f.maxResponseMB,
-		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`}
+		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url, read without --header or bearer token; "none" reads nothing)`}
 }
 
 // addReportFlags declares `density report`'s flags on fs, bound to f.
@@ -305,11 +305,16 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 	if psiNotice != "" {
 		in.Notices = append(in.Notices, psiNotice)
 		url := f.promURL
+		cfg, err := f.prometheus().Config(os.Getenv)
+		how := ""
 		if url == "" {
+			// A URL from an artifact gets no credentials: whoever wrote the
+			// run into the store chose it.
 			url = run.Meta.PromURL
+			cfg, err = f.prometheus().ConfigWithoutCredentials(url)
+			how = ", the run's recorded prom_url, without credentials (they go only to --prometheus-url)"
 		}
 		if url != "" && url != "none" {
-			cfg, err := f.prometheus().Config(os.Getenv)
 			if err != nil {
 				fmt.Fprintf(stderr, "density report: %v\n", err)
 				return 2
@@ -317,10 +322,10 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			cfg.URL = url
 			psi, err := psiFromPrometheus(ctx, cfg, run)
 			if err != nil {
-				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus: %v", err))
+				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus at %s%s: %v", endpoint.Redact(url), how, err))
 			} else {
 				in.PSI = psi
-				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+" (psi_series.json is missing)")
+				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+how+" (psi_series.json is missing)")
 			}
 		}
 	}

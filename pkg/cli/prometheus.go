@@ -66,6 +66,15 @@ func (p Prometheus) Config(getenv func(string) string) (promql.Config, error) {
 	return cfg, nil
 }
 
+// ConfigWithoutCredentials is Config for a URL the operator did not name
+// (one read from an artifact): the same timeout and bounds, without
+// --header, --bearer-token-file or $PROMETHEUS_BEARER_TOKEN, which would go
+// to whoever wrote the artifact.
+func (p Prometheus) ConfigWithoutCredentials(url string) (promql.Config, error) {
+	p.URL, p.Headers, p.BearerTokenFile = &url, nil, nil
+	return p.Config(func(string) string { return "" })
+}
+
 // headerTransport adds the configured headers (tenant ids, bearer token) to
 // every Prometheus request.
 type headerTransport struct {
