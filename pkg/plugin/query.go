@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -195,6 +196,9 @@ func (d *Datasource) resolveRun(ctx context.Context, ref string, q backend.DataQ
 	switch ref {
 	case runs.IDRange:
 		e, err := d.catalogs.Range(ctx, from, min(to, now))
+		if errors.Is(err, runs.ErrRangeTooLong) {
+			return runs.Entry{}, badRequest("%v: narrow the dashboard range to maxRangeDays (%d) or less, or pick a run", err, d.settings.MaxRangeDays)
+		}
 		if err != nil {
 			return runs.Entry{}, badRequest("ad hoc run: %v", err)
 		}
@@ -249,6 +253,20 @@ func (d *Datasource) resolveRuns(ctx context.Context, m queryModel, q backend.Da
 	return out, nil
 }
 
+// listingBounds says where maxRangeDays and maxRunsPerQuery cut a listing
+// short.
+func (d *Datasource) listingBounds(l runs.Listing) []string {
+	var out []string
+	if l.DiscoveryFrom != 0 {
+		out = append(out, fmt.Sprintf("Prometheus run discovery covered only the newest %d days of the range (from %s; maxRangeDays)",
+			d.settings.MaxRangeDays, time.Unix(l.DiscoveryFrom, 0).UTC().Format(time.RFC3339)))
+	}
+	if n := d.settings.MaxRunsPerQuery; l.StoredFound > n {
+		out = append(out, fmt.Sprintf("only the newest %d of %d stored runs in the range were read (maxRunsPerQuery)", n, l.StoredFound))
+	}
+	return out
+}
+
 // listRuns is the catalogued runs a list-type query (runs, frontier,
 // summary, annotations) covers: with run range, every run starting in the
 // dashboard range (filtered by testName/tag); otherwise the named runs.
@@ -260,7 +278,7 @@ func (d *Datasource) listRuns(ctx context.Context, m queryModel, q backend.DataQ
 		if err != nil {
 			return nil, nil, withStatus(backend.StatusBadGateway, fmt.Errorf("listing runs: %w", err))
 		}
-		problems := l.Problems
+		problems := append(l.Problems, d.listingBounds(l)...)
 		if d.storeErr != nil {
 			problems = append(problems, "results store: "+d.storeErr.Error())
 		}

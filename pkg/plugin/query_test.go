@@ -17,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/substrate/density/internal/kubefake"
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -475,6 +476,87 @@ func TestURLSecretsNeverInFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// maxRangeDays bounds every Prometheus read the dashboard range drives,
+// counted behind a proxy: an ad hoc run over 54 years is a 400 naming the
+// cap before any request; run discovery over that range covers only the
+// newest maxRangeDays, with a notice. maxRunsPerQuery bounds the stored
+// runs a listing reads (the newest are kept, with a notice).
+func TestDashboardRangeIsBounded(t *testing.T) {
+	e := newEnv(t, "steady")
+	g := promfake.NewGateway(t, e.prom.URL)
+	e.promURL = g.URL + "/prometheus"
+	// Two older copies of the stored run: three stored runs in all.
+	for _, days := range []int64{3, 4} {
+		ts := e.truth.Start - days*86400
+		dir := filepath.Join(e.storeRoot, "runs", e.truth.TestName, "run_date="+time.Unix(ts, 0).UTC().Format("2006-01-02"),
+			"run_ts="+strconv.FormatInt(ts, 10), "run_tag="+e.truth.Tag)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyLocustFiles(t, e.runDir(), dir)
+	}
+	e.jsonData["maxRunsPerQuery"] = 2
+	c := e.client(t)
+	to := e.truth.End + 600 // 2024-03-12: a 54-year range
+	count := func(f func()) int {
+		n := len(g.Requests())
+		f()
+		return len(g.Requests()) - n
+	}
+
+	var p backend.DataResponse
+	sent := count(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		resp, err := c.QueryData(ctx, &backend.QueryDataRequest{PluginContext: e.pluginContext(),
+			Queries: []backend.DataQuery{q("packing", 0, to, map[string]any{"queryType": "packing", "run": "range"})}})
+		if err != nil {
+			p.Error = err
+			return
+		}
+		p = resp.Responses["packing"]
+	})
+	t.Logf("packing over [0, %d]: %d Prometheus requests, %v", to, sent, p.Error)
+	if sent != 0 || p.Status != backend.StatusBadRequest || p.ErrorSource != backend.ErrorSourceDownstream ||
+		p.Error == nil || !strings.Contains(p.Error.Error(), "maxRangeDays") {
+		t.Errorf("packing over 54 years: %d requests, status %d, source %s, error %v; want 0 and a downstream 400 naming maxRangeDays",
+			sent, p.Status, p.ErrorSource, p.Error)
+	}
+
+	var r backend.DataResponse
+	sent = count(func() { r = e.query(t, c, q("runs", 0, to, map[string]any{"queryType": "runs"}))["runs"] })
+	t.Logf("runs over [0, %d]: %d Prometheus requests", to, sent)
+	if r.Error != nil {
+		t.Fatalf("runs over 54 years: %v", r.Error)
+	}
+	text := strings.Join(notices(r.Frames), "\n")
+	if rows := r.Frames[0].Rows(); rows != 2 {
+		t.Errorf("runs over 54 years: %d rows, want the newest 2 (maxRunsPerQuery)", rows)
+	}
+	for _, want := range []string{"newest 31 days", "maxRangeDays", "newest 2 of 3", "maxRunsPerQuery"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("runs over 54 years: no notice says %q:\n%s", want, text)
+		}
+	}
+	// The same bound on run discovery, whatever the range: a month at most.
+	if sent > 200 {
+		t.Errorf("runs over 54 years sent %d Prometheus requests", sent)
+	}
+
+	var got *backend.CallResourceResponse
+	sent = count(func() {
+		err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: "runs", Method: "GET", URL: "runs?from=0"},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("GET /runs?from=0: %v", err)
+		}
+	})
+	t.Logf("GET /runs?from=0: %d Prometheus requests", sent)
+	if got.Status != http.StatusOK || !strings.Contains(string(got.Body), "maxRangeDays") || sent > 200 {
+		t.Errorf("GET /runs?from=0: %d requests, status %d, body %.500s", sent, got.Status, got.Body)
 	}
 }
 

@@ -149,7 +149,7 @@ func (d *Datasource) serveRuns(w http.ResponseWriter, r *http.Request) {
 	for i, e := range l.Runs {
 		out[i] = toRunInfo(e, false)
 	}
-	problems := l.Problems
+	problems := append(l.Problems, d.listingBounds(l)...)
 	if d.storeErr != nil {
 		problems = append(problems, "results store: "+d.storeErr.Error())
 	}
