@@ -172,7 +172,25 @@ func parseQuery(q backend.DataQuery) (queryModel, error) {
 			return queryModel{}, badRequest("query %s: %s %q holds the dashboard variable $%s, which was not resolved: check that the variable exists on this dashboard and has a value", q.RefID, f.name, f.v, name)
 		}
 	}
+	if err := validNames(m.TestName, m.Tag); err != nil {
+		return queryModel{}, badRequest("query %s: %v", q.RefID, err)
+	}
 	return m, nil
+}
+
+// validNames checks a test name and tag filter ("" is none) against the
+// store's rule for a path segment: "..", "/", control characters and more
+// than 255 bytes are refused.
+func validNames(testName, tag string) error {
+	for _, f := range []struct{ name, v string }{{"testName", testName}, {"tag", tag}} {
+		if f.v == "" {
+			continue
+		}
+		if err := runs.ValidSegment(f.v); err != nil {
+			return fmt.Errorf("%s is not a valid name: %v", f.name, err)
+		}
+	}
+	return nil
 }
 
 func unknownTypeResponse(t string) backend.DataResponse {

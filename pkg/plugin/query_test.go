@@ -560,6 +560,68 @@ func TestDashboardRangeIsBounded(t *testing.T) {
 	}
 }
 
+// A malformed or hostile run id, test name, tag or baseline ("..", "/",
+// control characters, over 255 bytes) is a 400 in every query type and
+// resource; a well-formed id that no catalog knows is a 404.
+func TestHostileValuesAre400UnknownIDs404(t *testing.T) {
+	e := newEnv(t, "steady")
+	e.jsonData["gates"] = "gates:\n  - key: cluster_packing_p50\n    min: 0.5\n"
+	good := storeNightly(t, e.storeRoot, 2, 2, e.now.Unix()) // stored runs with rows
+	c := e.client(t)
+	long := strings.Repeat("a", 256)
+	unknown := "nope/1710000000/x"
+	from, to := e.truth.Start-600, e.truth.End+600
+	for _, tc := range []struct {
+		name  string
+		model map[string]any
+		want  backend.Status
+	}{
+		{"changePoints testName ..", map[string]any{"queryType": "changePoints", "testName": ".."}, 400},
+		{"changePoints testName with /", map[string]any{"queryType": "changePoints", "testName": "a/b"}, 400},
+		{"changePoints testName with a control character", map[string]any{"queryType": "changePoints", "testName": "t\x01x"}, 400},
+		{"changePoints testName of 256 bytes", map[string]any{"queryType": "changePoints", "testName": long}, 400},
+		{"runs testName ..", map[string]any{"queryType": "runs", "testName": ".."}, 400},
+		{"summary tag with /", map[string]any{"queryType": "summary", "tag": "../x"}, 400},
+		{"compare baseline ../../x", map[string]any{"queryType": "compare", "baseline": "../../x", "candidate": good[0]}, 400},
+		{"compare candidate tag ..", map[string]any{"queryType": "compare", "baseline": good[0], "candidate": "t/1710000000/.."}, 400},
+		{"compare baseline not a stored id", map[string]any{"queryType": "compare", "baseline": "prom-1710000000", "candidate": good[0]}, 400},
+		{"compare baseline unknown", map[string]any{"queryType": "compare", "baseline": unknown, "candidate": good[0]}, 404},
+		{"gates run ../../x", map[string]any{"queryType": "gates", "run": "../../x"}, 400},
+		{"gates baseline with a control character", map[string]any{"queryType": "gates", "run": good[0], "baseline": "t/1/\x7f"}, 400},
+		{"gates run unknown", map[string]any{"queryType": "gates", "run": unknown}, 404},
+		{"gates baseline unknown", map[string]any{"queryType": "gates", "run": good[0], "baseline": unknown}, 404},
+		{"packing run ../../x", map[string]any{"queryType": "packing", "run": "../../x"}, 400},
+		{"packing run unknown", map[string]any{"queryType": "packing", "run": unknown}, 404},
+	} {
+		r := e.query(t, c, q("A", from, to, tc.model))["A"]
+		if r.Status != tc.want || r.Error == nil || r.ErrorSource != backend.ErrorSourceDownstream {
+			t.Errorf("%s: status %d, source %s, error %v; want a downstream %d", tc.name, r.Status, r.ErrorSource, r.Error, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"runs?testName=..", 400},
+		{"runs?tag=a%2Fb", 400},
+		{"runs?testName=" + long, 400},
+		{"runs/..%2F..%2Fx", 400},
+		{"runs/latest?testName=..", 400},
+		{"runs/" + unknown, 404},
+	} {
+		var got *backend.CallResourceResponse
+		p, _, _ := strings.Cut(tc.path, "?")
+		err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: p, Method: "GET", URL: tc.path},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("GET %s: %v", tc.path, err)
+		}
+		if got.Status != tc.want {
+			t.Errorf("GET %s: %d %s; want %d", tc.path, got.Status, got.Body, tc.want)
+		}
+	}
+}
+
 // "a bug is a plugin error. One failing query never fails its neighbours."
 func TestBugIsPluginError(t *testing.T) {
 	e := newEnv(t, "steady")
