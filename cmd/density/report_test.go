@@ -176,11 +176,12 @@ func TestReportExitCodes(t *testing.T) {
 		{[]string{"--run-dir", dir, "--baseline-run", "x"}, 2, "--baseline-run needs --baseline-store or --store"},
 		{[]string{"--run-dir", dir, "--baseline-store", "file://" + dir}, 2, "--baseline-store needs --baseline-run"},
 		{[]string{"--store", "file://" + dir, "--run", "no/such"}, 2, "run"},
-		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 1, "not found"},
+		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 2, "not found"},
 		{[]string{"--run-dir", dir, "extra"}, 2, "unexpected argument"},
 		{[]string{"--bogus"}, 2, "bogus"},
 		{[]string{"--run-dir", dir, "--max-concurrency", "0"}, 2, "--max-concurrency must be at least 1"},
-		{[]string{"--run-dir", dir}, 1, "server_summary.json"},
+		{[]string{"--run-dir", dir}, 2, "server_summary.json"},
+		{[]string{"--run-dir", filepath.Join(dir, "missing")}, 2, "server_summary.json"},
 	} {
 		code, _, errOut := runCmd(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {
