@@ -463,6 +463,11 @@ func TestURLSecretsNeverInFailures(t *testing.T) {
 				t.Fatalf("GET /runs: %v", err)
 			}
 			shown.WriteString("GET /runs: " + string(got.Body) + "\n")
+			h, err := c.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: e.pluginContext()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown.WriteString("health: " + h.Message + string(h.JSONDetails) + "\n")
 			if !strings.Contains(shown.String(), tc.host) {
 				t.Errorf("no answer names the Prometheus host %s:\n%s", tc.host, shown.String())
 			}
