@@ -39,7 +39,7 @@ func NewRedirector(t testing.TB, target, to string) *httptest.Server {
 		if r.URL.RawQuery != "" {
 			loc += "?" + r.URL.RawQuery
 		}
-		http.Redirect(w, r, loc, http.StatusTemporaryRedirect)
+		http.Redirect(w, r, loc, http.StatusTemporaryRedirect) // #nosec G710 -- a test server redirecting to the origin its test chose
 	}))
 	t.Cleanup(srv.Close)
 	return srv
