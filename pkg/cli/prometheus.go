@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/promql"
 )
 
@@ -61,7 +62,10 @@ func (p Prometheus) Config(getenv func(string) string) (promql.Config, error) {
 		h.Set("Authorization", "Bearer "+token)
 	}
 	if len(h) > 0 {
-		cfg.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: h}}
+		// The headers go only to the origin named (promql applies the same
+		// rule to every client; this one keeps it wherever it is used).
+		cfg.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: h},
+			CheckRedirect: endpoint.SameOriginRedirects("Prometheus")}
 	}
 	return cfg, nil
 }
