@@ -318,6 +318,7 @@ func TestReportSendsNoCredentialToTheRecordedURL(t *testing.T) {
 			if len(reqs) == 0 {
 				t.Fatal("the recorded prom_url was not read at all; the test expects a read without credentials")
 			}
+			t.Logf("%d requests to the recorded prom_url", len(reqs))
 			withCreds := 0
 			for _, r := range reqs {
 				if r.Header.Get("Authorization") != "" || r.Header.Get("X-Scope-OrgID") != "" {
