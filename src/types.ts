@@ -141,6 +141,10 @@ export interface DensityOptions extends DataSourceJsonData {
   liveFactsMaxAgeSeconds?: number;
   cacheEntries?: number;
   maxResponseBytes?: number;
+  /** Longest dashboard range read from Prometheus, in days (default 31). */
+  maxRangeDays?: number;
+  /** Stored runs one query reads; of more, the newest (default 2,000). */
+  maxRunsPerQuery?: number;
   /** Read a stored run's numbers from its artifacts (default true). */
   preferStored?: boolean;
   /** Per-node/per-pod series a PSI panel shows before it shows bands (default 50). */
@@ -207,6 +211,8 @@ export const DEFAULTS = {
   liveFactsMaxAgeSeconds: 3600,
   cacheEntries: 256,
   maxResponseBytes: 64 * MiB,
+  maxRangeDays: 31,
+  maxRunsPerQuery: 2000,
   preferStored: true,
   maxSeries: 50,
   topSeries: 10,

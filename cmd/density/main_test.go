@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,5 +77,42 @@ func TestRun(t *testing.T) {
 				t.Errorf("stderr %q on success", errOut.String())
 			}
 		})
+	}
+}
+
+// An input that cannot be read (a missing run directory, a missing or
+// unreadable artifact named on the command line, a run id the store does
+// not hold) is a usage error, exit 2, in every subcommand.
+func TestUnreadableInputIsExit2(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	empty, good, store := t.TempDir(), t.TempDir(), t.TempDir()
+	writeStoredRun(t, good, 0.75, true)
+	gates := filepath.Join(t.TempDir(), "gates.yaml")
+	if err := os.WriteFile(gates, []byte("gates:\n  - key: cluster_packing_p50\n    min: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(store, "runs", "t"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"export", "--run-dir", missing, "--no-cluster-facts", "--start", "1", "--end", "2"},
+		{"export", "--run-dir", empty, "--bearer-token-file", missing, "--no-cluster-facts", "--start", "1", "--end", "2"},
+		{"check", "--run-dir", missing, "--gates", gates},
+		{"check", "--run-dir", good, "--gates", missing},
+		{"check", "--run-dir", good, "--gates", gates, "--baseline", missing},
+		{"compare", missing, good},
+		{"compare", good, missing},
+		{"regressions", "--store", "file://" + missing, "--test-name", "t"},
+		{"report", "--run-dir", missing},
+		{"report", "--run-dir", empty},
+		{"report", "--run-dir", good, "--baseline", missing},
+		{"report", "--store", "file://" + missing, "--run", "t/1710237600/x"},
+		{"report", "--store", "file://" + store, "--run", "t/1710237600/x"},
+		{"phases", missing},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errOut.String())
+		}
 	}
 }

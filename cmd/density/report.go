@@ -38,7 +38,7 @@ type reportFlags struct {
 func (f *reportFlags) prometheus() cli.Prometheus {
 	return cli.Prometheus{URL: &f.promURL, Headers: &f.headers, BearerTokenFile: &f.bearerTokenFile,
 		Timeout: &f.timeout, MaxConcurrency: &f.maxConcurrency, MaxResponseMB: &f.maxResponseMB,
-		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url; "none" reads nothing)`}
+		URLUsage: `Prometheus to read the PSI bands from when psi_series.json is missing (default the run's metadata prom_url, read without --header or bearer token; "none" reads nothing)`}
 }
 
 // addReportFlags declares `density report`'s flags on fs, bound to f.
@@ -72,7 +72,7 @@ func (f reportFlags) check(args []string) error {
 }
 
 // reportCommand is `density report`: 0 ok, 1 the report could not be made
-// or written, 2 usage error.
+// or written, 2 usage error (an unreadable run or baseline included).
 func reportCommand(stdout, stderr io.Writer) cli.Command {
 	var f reportFlags
 	fs := cli.NewFlagSet("density report")
@@ -83,7 +83,8 @@ func reportCommand(stdout, stderr io.Writer) cli.Command {
 		Long: `Writes report.html from a run's stored artifacts (server_summary.json,
 psi_series.json, the trial_summary row of stats.jsonl); a baseline adds a
 compare column to every figure. Exit codes: 0 ok, 1 the report could not
-be made or written, 2 usage error.`,
+be made or written, 2 usage error (including a run or baseline whose
+artifacts cannot be read).`,
 		Flags: fs,
 		Run: func(ctx context.Context, args []string) int {
 			if err := f.check(args); err != nil {
@@ -125,6 +126,9 @@ func openStoreRun(ctx context.Context, url, id string) (*storeRun, error) {
 	}
 	if err != nil {
 		_ = st.Close()
+		if errors.Is(err, runs.ErrRunNotFound) { // an input that cannot be read
+			return nil, usageErr{fmt.Errorf("%q: %w", id, err)}
+		}
 		return nil, fmt.Errorf("%q: %w", id, err)
 	}
 	return &storeRun{entry: entry, where: st.Where(), close: func() { _ = st.Close() },
@@ -307,9 +311,15 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		baseOpen = dirOpener(f.base.Dir)
 	}
 
+	// The run's and the baseline's artifacts are inputs named on the
+	// command line: one that cannot be read is a usage error.
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "density report: %v\n", err)
+		return 2
+	}
 	run, notices, err := loadRun(ctx, open)
 	if err != nil {
-		return fail(err)
+		return usage(err)
 	}
 	in.Run, in.Notices = run, notices
 	var psiNotice string
@@ -317,11 +327,16 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 	if psiNotice != "" {
 		in.Notices = append(in.Notices, psiNotice)
 		url := f.promURL
+		cfg, err := f.prometheus().Config(os.Getenv)
+		how := ""
 		if url == "" {
+			// A URL from an artifact gets no credentials: whoever wrote the
+			// run into the store chose it.
 			url = run.Meta.PromURL
+			cfg, err = f.prometheus().ConfigWithoutCredentials(url)
+			how = ", the run's recorded prom_url, without credentials (they go only to --prometheus-url)"
 		}
 		if url != "" && url != "none" {
-			cfg, err := f.prometheus().Config(os.Getenv)
 			if err != nil {
 				fmt.Fprintf(stderr, "density report: %v\n", err)
 				return 2
@@ -329,17 +344,17 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			cfg.URL = url
 			psi, err := psiFromPrometheus(ctx, cfg, run)
 			if err != nil {
-				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus: %v", err))
+				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus at %s%s: %v", endpoint.Redact(url), how, err))
 			} else {
 				in.PSI = psi
-				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+" (psi_series.json is missing)")
+				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+how+" (psi_series.json is missing)")
 			}
 		}
 	}
 	if baseOpen != nil {
 		b, _, err := loadRun(ctx, baseOpen)
 		if err != nil {
-			return fail(fmt.Errorf("baseline: %w", err))
+			return usage(fmt.Errorf("baseline: %w", err))
 		}
 		in.Baseline = &b
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/frontier"
@@ -175,11 +176,12 @@ func TestReportExitCodes(t *testing.T) {
 		{[]string{"--run-dir", dir, "--baseline-run", "x"}, 2, "--baseline-run needs --baseline-store or --store"},
 		{[]string{"--run-dir", dir, "--baseline-store", "file://" + dir}, 2, "--baseline-store needs --baseline-run"},
 		{[]string{"--store", "file://" + dir, "--run", "no/such"}, 2, "run"},
-		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 1, "not found"},
+		{[]string{"--store", "file://" + dir, "--run", "t/1710237600/x"}, 2, "not found"},
 		{[]string{"--run-dir", dir, "extra"}, 2, "unexpected argument"},
 		{[]string{"--bogus"}, 2, "bogus"},
 		{[]string{"--run-dir", dir, "--max-concurrency", "0"}, 2, "--max-concurrency must be at least 1"},
-		{[]string{"--run-dir", dir}, 1, "server_summary.json"},
+		{[]string{"--run-dir", dir}, 2, "server_summary.json"},
+		{[]string{"--run-dir", filepath.Join(dir, "missing")}, 2, "server_summary.json"},
 	} {
 		code, _, errOut := runCmd(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {
@@ -323,4 +325,61 @@ func TestReportRefusesSymlinkedFiles(t *testing.T) {
 			t.Error("report through the linked run directory lacks the run's packing")
 		}
 	})
+}
+
+// The credentials of the Prometheus flag group go only to a URL the
+// operator named: without --prometheus-url, the prom_url recorded in
+// server_summary.json (which whoever writes a run into the store chooses) is
+// read without --header, --bearer-token-file or $PROMETHEUS_BEARER_TOKEN,
+// and a notice says so.
+func TestReportSendsNoCredentialToTheRecordedURL(t *testing.T) {
+	capture := promfake.New(t, promfake.Empty(0))
+	dir := t.TempDir()
+	writeStoredRun(t, dir, 0.75, false)
+	path := filepath.Join(dir, runs.FileServerSummary)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"prom_url": "http://127.0.0.1:9090"`), []byte(`"prom_url": "`+capture.URL+`/"`), 1)
+	if !bytes.Contains(b, []byte(capture.URL)) {
+		t.Fatalf("prom_url not replaced in %s", b)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("FILE-SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"environment token": nil,
+		"flags":             {"--header", "X-Scope-OrgID: tenant-ci", "--bearer-token-file", tok},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PROMETHEUS_BEARER_TOKEN", "CI-SECRET")
+			before := capture.Count()
+			code, stdout, stderr := runCmd(t, append([]string{"--run-dir", dir}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			reqs := capture.Requests()[before:]
+			if len(reqs) == 0 {
+				t.Fatal("the recorded prom_url was not read at all; the test expects a read without credentials")
+			}
+			t.Logf("%d requests to the recorded prom_url", len(reqs))
+			withCreds := 0
+			for _, r := range reqs {
+				if r.Header.Get("Authorization") != "" || r.Header.Get("X-Scope-OrgID") != "" {
+					withCreds++
+				}
+			}
+			if withCreds != 0 {
+				t.Errorf("%d of %d requests to the recorded prom_url carry credentials (first: %v)", withCreds, len(reqs), reqs[0].Header)
+			}
+			if !strings.Contains(stdout, "without credentials") {
+				t.Errorf("no notice says the recorded URL was read without credentials:\n%s", stdout)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/promql"
 )
 
@@ -61,9 +62,21 @@ func (p Prometheus) Config(getenv func(string) string) (promql.Config, error) {
 		h.Set("Authorization", "Bearer "+token)
 	}
 	if len(h) > 0 {
-		cfg.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: h}}
+		// The headers go only to the origin named (promql applies the same
+		// rule to every client; this one keeps it wherever it is used).
+		cfg.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: h},
+			CheckRedirect: endpoint.SameOriginRedirects("Prometheus")}
 	}
 	return cfg, nil
+}
+
+// ConfigWithoutCredentials is Config for a URL the operator did not name
+// (one read from an artifact): the same timeout and bounds, without
+// --header, --bearer-token-file or $PROMETHEUS_BEARER_TOKEN, which would go
+// to whoever wrote the artifact.
+func (p Prometheus) ConfigWithoutCredentials(url string) (promql.Config, error) {
+	p.URL, p.Headers, p.BearerTokenFile = &url, nil, nil
+	return p.Config(func(string) string { return "" })
 }
 
 // headerTransport adds the configured headers (tenant ids, bearer token) to

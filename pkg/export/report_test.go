@@ -97,3 +97,47 @@ func TestReportUnwritableIsANotice(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// With Prometheus down, the user info and query string of its URL reach no
+// file the export writes (report.html lists every notice) and no line it
+// prints: every read fails naming the URL, and only its host is shown.
+func TestReportHasNoURLSecret(t *testing.T) {
+	host := strings.TrimPrefix(promfake.ClosedURL(t), "http://")
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "artifacts")
+	writeFiles(t, dir, map[string]string{"stats.csv": covStats, "stats_history.csv": covHistory(covStart)})
+	e := newEnv(nil, nil)
+	code := Main(context.Background(), []string{"--run-dir", dir, "--out", out,
+		"--prometheus-url", "http://bob:hunter2@" + host + "/prom?access_token=TOPSECRET",
+		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts", "--timeout", "2s"}, e.Env)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, e.errOut.String())
+	}
+	page, err := os.ReadFile(filepath.Join(out, report.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(host)) {
+		t.Fatalf("report.html does not name the Prometheus host %s: the reads did not fail as meant", host)
+	}
+	files := map[string][]byte{"stdout": e.out.Bytes(), "stderr": e.errOut.Bytes()}
+	for _, d := range []string{dir, out} {
+		err := filepath.WalkDir(d, func(p string, de os.DirEntry, err error) error {
+			if err != nil || de.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			files[p] = b
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, b := range files {
+		for _, s := range []string{"TOPSECRET", "hunter2"} {
+			if n := bytes.Count(b, []byte(s)); n > 0 {
+				t.Errorf("%s holds %q %d times", name, s, n)
+			}
+		}
+	}
+}

@@ -80,6 +80,7 @@ func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, no
 		return d, nil
 	}
 	cfg := d.settings
+	d.catalogs.MaxRange, d.catalogs.MaxRuns = cfg.MaxRangeDays*24*3600, cfg.MaxRunsPerQuery
 
 	d.httpc, d.promErr = HTTPClient(ctx, s)
 	if d.promErr == nil {

@@ -40,7 +40,8 @@ var promCache *promtest.Cache
 // its own clock.
 var (
 	pluginClient *datasourcetest.TestPluginClient
-	clocks       sync.Map // datasource UID -> time.Time
+	pluginLog    *plugintest.Log // what the plugin and the SDK log
+	clocks       sync.Map        // datasource UID -> time.Time
 )
 
 func TestMain(m *testing.M) {
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 // servePlugin serves the datasource over Grafana's real plugin gRPC
 // protocol; instances take their clock from clocks.
 func servePlugin() (datasourcetest.TestPlugin, error) {
-	return plugintest.Serve(func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	tp, l, err := plugintest.ServeLogged(func(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 		uid := s.UID
 		now := func() time.Time {
 			if v, ok := clocks.Load(uid); ok {
@@ -71,6 +72,8 @@ func servePlugin() (datasourcetest.TestPlugin, error) {
 		}
 		return newDatasource(ctx, s, now)
 	})
+	pluginLog = l
+	return tp, err
 }
 
 // scenarios are the simulator scenarios every query type is checked on:

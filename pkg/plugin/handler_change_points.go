@@ -104,6 +104,20 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 		return nil, 0, nil, badRequest("changePoints reads stored runs: configure a results store")
 	}
 	from, to := tr.From.Unix(), tr.To.Unix()
+	var notices []data.Notice
+	// maxRunsPerQuery: only the newest stored runs of the range are read
+	// (found from the store's directory names first).
+	if limit := d.settings.MaxRunsPerQuery; limit > 0 {
+		newest, found, err := d.catalogs.Store.ListNewest(ctx, runs.ListOptions{TestName: testName, From: from, To: to}, limit)
+		if err != nil {
+			return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
+		}
+		if found > limit {
+			from = newest[len(newest)-1].Start
+			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+				Text: fmt.Sprintf("only the newest %d of %d stored runs of %s in the range were read (maxRunsPerQuery)", limit, found, testName)})
+		}
+	}
 	all, err := command.LoadTest(ctx, d.catalogs.Store, testName, from)
 	if err != nil {
 		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
@@ -114,7 +128,6 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 			inRange = append(inRange, r)
 		}
 	}
-	var notices []data.Notice
 	ackText, err := d.catalogs.Store.ReadTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
 	if err != nil {
 		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
@@ -30,13 +31,17 @@ func (d *Datasource) handleCompare(ctx context.Context, _ backend.PluginContext,
 	if d.catalogs.Store == nil {
 		return errorResponse(badRequest("compare reads stored runs: configure a results store"))
 	}
-	var rs [2]*verdicts.Run
+	var ids [2]runs.RunID
 	for i, id := range []string{m.Baseline, m.Candidate} {
-		r, err := command.LoadStoreRun(ctx, d.catalogs.Store, id)
-		if err != nil {
-			return errorResponse(withStatus(backend.StatusNotFound, err))
+		if ids[i], err = storedRunID(id); err != nil {
+			return errorResponse(err)
 		}
-		rs[i] = r
+	}
+	var rs [2]*verdicts.Run
+	for i, id := range ids {
+		if rs[i], err = d.loadStoredRun(ctx, id); err != nil {
+			return errorResponse(err)
+		}
 	}
 	c := verdicts.Compare(rs[0], rs[1], verdicts.DefaultNoisePct)
 	n := len(c.Rows)
@@ -63,4 +68,33 @@ func (d *Datasource) handleCompare(ctx context.Context, _ backend.PluginContext,
 	}
 	setMeta([]*data.Frame{f}, nil, notices)
 	return backend.DataResponse{Frames: data.Frames{f}}
+}
+
+// storedRunID parses the id of a stored run named by a verdict query: a
+// malformed or hostile id, or one that names no stored run (latest, range,
+// prom-<ts>), is a 400.
+func storedRunID(id string) (runs.RunID, error) {
+	rid, err := runs.ParseRunID(id)
+	if err != nil {
+		return runs.RunID{}, badRequest("%v", err)
+	}
+	if rid.Kind != runs.KindStore {
+		return runs.RunID{}, badRequest("run %q is not a stored run id (<test_name>/<run_ts>/<tag>)", id)
+	}
+	return rid, nil
+}
+
+// loadStoredRun reads a stored run's rows: a run the store does not hold is
+// a 404, a failing store a 502, a run whose stats.jsonl cannot be read a
+// 404 naming it.
+func (d *Datasource) loadStoredRun(ctx context.Context, id runs.RunID) (*verdicts.Run, error) {
+	e, err := d.catalogs.Store.Get(ctx, id)
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	r, err := command.LoadEntry(ctx, d.catalogs.Store, e)
+	if err != nil {
+		return nil, withStatus(backend.StatusNotFound, err)
+	}
+	return r, nil
 }

@@ -41,6 +41,17 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 			return errorResponse(badRequest("gates: the dashboard variable $%s is not set", v))
 		}
 	}
+	var runID, baseID runs.RunID
+	if ids[0] != runs.IDLatest {
+		if runID, err = storedRunID(ids[0]); err != nil {
+			return errorResponse(err)
+		}
+	}
+	if m.Baseline != "" && m.Baseline != runs.IDLatest {
+		if baseID, err = storedRunID(m.Baseline); err != nil {
+			return errorResponse(err)
+		}
+	}
 	var run *verdicts.Run
 	if ids[0] == runs.IDLatest {
 		e, err := d.catalogs.Store.Latest(ctx, m.TestName)
@@ -51,8 +62,8 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		if err != nil {
 			return errorResponse(withStatus(backend.StatusBadGateway, err))
 		}
-	} else if run, err = command.LoadStoreRun(ctx, d.catalogs.Store, ids[0]); err != nil {
-		return errorResponse(withStatus(backend.StatusNotFound, err))
+	} else if run, err = d.loadStoredRun(ctx, runID); err != nil {
+		return errorResponse(err)
 	}
 	var base *verdicts.Run
 	switch m.Baseline {
@@ -62,8 +73,8 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 			return errorResponse(withStatus(backend.StatusNotFound, err))
 		}
 	default:
-		if base, err = command.LoadStoreRun(ctx, d.catalogs.Store, m.Baseline); err != nil {
-			return errorResponse(withStatus(backend.StatusNotFound, err))
+		if base, err = d.loadStoredRun(ctx, baseID); err != nil {
+			return errorResponse(err)
 		}
 	}
 	rs := verdicts.Evaluate(gs, run, base)

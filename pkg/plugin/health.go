@@ -260,12 +260,15 @@ func describeNetError(err error) error {
 		err = ue.Err
 	}
 	var (
-		dnsErr *net.DNSError
-		cert   *tls.CertificateVerificationError
-		unk    x509.UnknownAuthorityError
-		host   x509.HostnameError
+		redirect *endpoint.RedirectError
+		dnsErr   *net.DNSError
+		cert     *tls.CertificateVerificationError
+		unk      x509.UnknownAuthorityError
+		host     x509.HostnameError
 	)
 	switch {
+	case errors.As(err, &redirect):
+		return redirect
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return errors.New("not reachable: connection refused (is it running, and is the port right?)")
 	case errors.As(err, &dnsErr):

@@ -7,6 +7,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+
+	"github.com/substrate/density/pkg/endpoint"
 )
 
 // HTTPClient builds the Prometheus HTTP client from the SDK options so TLS,
@@ -55,6 +57,10 @@ func HTTPClient(ctx context.Context, s backend.DataSourceInstanceSettings) (*htt
 	if pool != nil {
 		c.Transport = idleCloser{RoundTripper: c.Transport, pool: pool}
 	}
+	// The middlewares add the credentials to every request, redirected ones
+	// too, where net/http's own rule cannot see them: a redirect to another
+	// origin is refused (the health probes use this client directly).
+	c.CheckRedirect = endpoint.SameOriginRedirects("Prometheus")
 	return c, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -174,7 +175,25 @@ func parseQuery(q backend.DataQuery) (queryModel, error) {
 			return queryModel{}, badRequest("query %s: %s %q holds the dashboard variable $%s, which was not resolved: check that the variable exists on this dashboard and has a value", q.RefID, f.name, f.v, name)
 		}
 	}
+	if err := validNames(m.TestName, m.Tag); err != nil {
+		return queryModel{}, badRequest("query %s: %v", q.RefID, err)
+	}
 	return m, nil
+}
+
+// validNames checks a test name and tag filter ("" is none) against the
+// store's rule for a path segment: "..", "/", control characters and more
+// than 255 bytes are refused.
+func validNames(testName, tag string) error {
+	for _, f := range []struct{ name, v string }{{"testName", testName}, {"tag", tag}} {
+		if f.v == "" {
+			continue
+		}
+		if err := runs.ValidSegment(f.v); err != nil {
+			return fmt.Errorf("%s is not a valid name: %v", f.name, err)
+		}
+	}
+	return nil
 }
 
 func unknownTypeResponse(t string) backend.DataResponse {
@@ -198,6 +217,9 @@ func (d *Datasource) resolveRun(ctx context.Context, ref string, q backend.DataQ
 	switch ref {
 	case runs.IDRange:
 		e, err := d.catalogs.Range(ctx, from, min(to, now))
+		if errors.Is(err, runs.ErrRangeTooLong) {
+			return runs.Entry{}, badRequest("%v: narrow the dashboard range to maxRangeDays (%d) or less, or pick a run", err, d.settings.MaxRangeDays)
+		}
 		if err != nil {
 			return runs.Entry{}, badRequest("ad hoc run: %v", err)
 		}
@@ -252,6 +274,20 @@ func (d *Datasource) resolveRuns(ctx context.Context, m queryModel, q backend.Da
 	return out, nil
 }
 
+// listingBounds says where maxRangeDays and maxRunsPerQuery cut a listing
+// short.
+func (d *Datasource) listingBounds(l runs.Listing) []string {
+	var out []string
+	if l.DiscoveryFrom != 0 {
+		out = append(out, fmt.Sprintf("Prometheus run discovery covered only the newest %d days of the range (from %s; maxRangeDays)",
+			d.settings.MaxRangeDays, time.Unix(l.DiscoveryFrom, 0).UTC().Format(time.RFC3339)))
+	}
+	if n := d.settings.MaxRunsPerQuery; l.StoredFound > n {
+		out = append(out, fmt.Sprintf("only the newest %d of %d stored runs in the range were read (maxRunsPerQuery)", n, l.StoredFound))
+	}
+	return out
+}
+
 // listRuns is the catalogued runs a list-type query (runs, frontier,
 // summary, annotations) covers: with run range, every run starting in the
 // dashboard range (filtered by testName/tag); otherwise the named runs.
@@ -263,7 +299,7 @@ func (d *Datasource) listRuns(ctx context.Context, m queryModel, q backend.DataQ
 		if err != nil {
 			return nil, nil, withStatus(backend.StatusBadGateway, fmt.Errorf("listing runs: %w", err))
 		}
-		problems := l.Problems
+		problems := append(l.Problems, d.listingBounds(l)...)
 		if d.storeErr != nil {
 			problems = append(problems, "results store: "+d.storeErr.Error())
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/substrate/density/internal/kubefake"
+	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -400,6 +402,228 @@ func TestSecretsNeverInResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("health", []byte(h.Message+string(h.JSONDetails)))
+}
+
+// The user info and query string of the Prometheus URL never reach an
+// answer, a notice, a resource response or a log line when Prometheus is
+// down (a closed port) or slow (no answer within timeoutSeconds): the
+// HTTP client's error names the URL, and only its host may be shown.
+func TestURLSecretsNeverInFailures(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // answers only after the client gave up
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	secrets := []string{"hunter2", "TOPSECRET", "bob"}
+	for _, tc := range []struct{ name, host string }{
+		{"down", closed},
+		{"slow", strings.TrimPrefix(slow.URL, "http://")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "steady")
+			e.promURL = "http://bob:hunter2@" + tc.host + "/prom?access_token=TOPSECRET"
+			e.jsonData["timeoutSeconds"] = 1
+			stop := pluginLog.Record()
+			c := e.client(t)
+			from, to := e.truth.Start-600, e.truth.End+600
+			resp := e.query(t, c,
+				q("packing", from, to, map[string]any{"queryType": "packing", "run": "range"}),
+				q("snapshots", from, to, map[string]any{"queryType": "snapshots", "run": "range"}),
+				q("runs", from, to, map[string]any{"queryType": "runs"}),
+				q("summary", from, to, map[string]any{"queryType": "summary"}))
+			var shown strings.Builder
+			failed := 0
+			for ref, r := range resp {
+				b, err := json.Marshal(r.Frames)
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown.WriteString(ref + ": " + string(b) + "\n")
+				if r.Error != nil {
+					failed++
+					shown.WriteString(ref + " error: " + r.Error.Error() + "\n")
+				}
+			}
+			if failed == 0 {
+				t.Fatalf("no query failed with Prometheus %s: the test sees no failure", tc.name)
+			}
+			var got *backend.CallResourceResponse
+			err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: "runs", Method: "GET", URL: "runs?from=0"},
+				backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+			if err != nil || got == nil {
+				t.Fatalf("GET /runs: %v", err)
+			}
+			shown.WriteString("GET /runs: " + string(got.Body) + "\n")
+			h, err := c.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: e.pluginContext()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown.WriteString("health: " + h.Message + string(h.JSONDetails) + "\n")
+			if !strings.Contains(shown.String(), tc.host) {
+				t.Errorf("no answer names the Prometheus host %s:\n%s", tc.host, shown.String())
+			}
+			logged := stop()
+			for _, s := range secrets {
+				if n := strings.Count(shown.String(), s); n > 0 {
+					t.Errorf("the answers show %q %d times:\n%s", s, n, shown.String())
+				}
+				if n := strings.Count(logged, s); n > 0 {
+					t.Errorf("the log shows %q %d times:\n%s", s, n, logged)
+				}
+			}
+		})
+	}
+}
+
+// maxRangeDays bounds every Prometheus read the dashboard range drives,
+// counted behind a proxy: an ad hoc run over 54 years is a 400 naming the
+// cap before any request; run discovery over that range covers only the
+// newest maxRangeDays, with a notice. maxRunsPerQuery bounds the stored
+// runs a listing reads (the newest are kept, with a notice).
+func TestDashboardRangeIsBounded(t *testing.T) {
+	e := newEnv(t, "steady")
+	g := promfake.NewGateway(t, e.prom.URL)
+	e.promURL = g.URL + "/prometheus"
+	// Two older copies of the stored run: three stored runs in all.
+	for _, days := range []int64{3, 4} {
+		ts := e.truth.Start - days*86400
+		dir := filepath.Join(e.storeRoot, "runs", e.truth.TestName, "run_date="+time.Unix(ts, 0).UTC().Format("2006-01-02"),
+			"run_ts="+strconv.FormatInt(ts, 10), "run_tag="+e.truth.Tag)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyLocustFiles(t, e.runDir(), dir)
+	}
+	e.jsonData["maxRunsPerQuery"] = 2
+	c := e.client(t)
+	to := e.truth.End + 600 // 2024-03-12: a 54-year range
+	count := func(f func()) int {
+		n := len(g.Requests())
+		f()
+		return len(g.Requests()) - n
+	}
+
+	var p backend.DataResponse
+	sent := count(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		resp, err := c.QueryData(ctx, &backend.QueryDataRequest{PluginContext: e.pluginContext(),
+			Queries: []backend.DataQuery{q("packing", 0, to, map[string]any{"queryType": "packing", "run": "range"})}})
+		if err != nil {
+			p.Error = err
+			return
+		}
+		p = resp.Responses["packing"]
+	})
+	t.Logf("packing over [0, %d]: %d Prometheus requests, %v", to, sent, p.Error)
+	if sent != 0 || p.Status != backend.StatusBadRequest || p.ErrorSource != backend.ErrorSourceDownstream ||
+		p.Error == nil || !strings.Contains(p.Error.Error(), "maxRangeDays") {
+		t.Errorf("packing over 54 years: %d requests, status %d, source %s, error %v; want 0 and a downstream 400 naming maxRangeDays",
+			sent, p.Status, p.ErrorSource, p.Error)
+	}
+
+	var r backend.DataResponse
+	sent = count(func() { r = e.query(t, c, q("runs", 0, to, map[string]any{"queryType": "runs"}))["runs"] })
+	t.Logf("runs over [0, %d]: %d Prometheus requests", to, sent)
+	if r.Error != nil {
+		t.Fatalf("runs over 54 years: %v", r.Error)
+	}
+	text := strings.Join(notices(r.Frames), "\n")
+	if rows := r.Frames[0].Rows(); rows != 2 {
+		t.Errorf("runs over 54 years: %d rows, want the newest 2 (maxRunsPerQuery)", rows)
+	}
+	for _, want := range []string{"newest 31 days", "maxRangeDays", "newest 2 of 3", "maxRunsPerQuery"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("runs over 54 years: no notice says %q:\n%s", want, text)
+		}
+	}
+	// The same bound on run discovery, whatever the range: a month at most.
+	if sent > 200 {
+		t.Errorf("runs over 54 years sent %d Prometheus requests", sent)
+	}
+
+	var got *backend.CallResourceResponse
+	sent = count(func() {
+		err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: "runs", Method: "GET", URL: "runs?from=0"},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("GET /runs?from=0: %v", err)
+		}
+	})
+	t.Logf("GET /runs?from=0: %d Prometheus requests", sent)
+	if got.Status != http.StatusOK || !strings.Contains(string(got.Body), "maxRangeDays") || sent > 200 {
+		t.Errorf("GET /runs?from=0: %d requests, status %d, body %.500s", sent, got.Status, got.Body)
+	}
+}
+
+// A malformed or hostile run id, test name, tag or baseline ("..", "/",
+// control characters, over 255 bytes) is a 400 in every query type and
+// resource; a well-formed id that no catalog knows is a 404.
+func TestHostileValuesAre400UnknownIDs404(t *testing.T) {
+	e := newEnv(t, "steady")
+	e.jsonData["gates"] = "gates:\n  - key: cluster_packing_p50\n    min: 0.5\n"
+	good := storeNightly(t, e.storeRoot, 2, 2, e.now.Unix()) // stored runs with rows
+	c := e.client(t)
+	long := strings.Repeat("a", 256)
+	unknown := "nope/1710000000/x"
+	from, to := e.truth.Start-600, e.truth.End+600
+	for _, tc := range []struct {
+		name  string
+		model map[string]any
+		want  backend.Status
+	}{
+		{"changePoints testName ..", map[string]any{"queryType": "changePoints", "testName": ".."}, 400},
+		{"changePoints testName with /", map[string]any{"queryType": "changePoints", "testName": "a/b"}, 400},
+		{"changePoints testName with a control character", map[string]any{"queryType": "changePoints", "testName": "t\x01x"}, 400},
+		{"changePoints testName of 256 bytes", map[string]any{"queryType": "changePoints", "testName": long}, 400},
+		{"runs testName ..", map[string]any{"queryType": "runs", "testName": ".."}, 400},
+		{"summary tag with /", map[string]any{"queryType": "summary", "tag": "../x"}, 400},
+		{"compare baseline ../../x", map[string]any{"queryType": "compare", "baseline": "../../x", "candidate": good[0]}, 400},
+		{"compare candidate tag ..", map[string]any{"queryType": "compare", "baseline": good[0], "candidate": "t/1710000000/.."}, 400},
+		{"compare baseline not a stored id", map[string]any{"queryType": "compare", "baseline": "prom-1710000000", "candidate": good[0]}, 400},
+		{"compare baseline unknown", map[string]any{"queryType": "compare", "baseline": unknown, "candidate": good[0]}, 404},
+		{"gates run ../../x", map[string]any{"queryType": "gates", "run": "../../x"}, 400},
+		{"gates baseline with a control character", map[string]any{"queryType": "gates", "run": good[0], "baseline": "t/1/\x7f"}, 400},
+		{"gates run unknown", map[string]any{"queryType": "gates", "run": unknown}, 404},
+		{"gates baseline unknown", map[string]any{"queryType": "gates", "run": good[0], "baseline": unknown}, 404},
+		{"packing run ../../x", map[string]any{"queryType": "packing", "run": "../../x"}, 400},
+		{"packing run unknown", map[string]any{"queryType": "packing", "run": unknown}, 404},
+	} {
+		r := e.query(t, c, q("A", from, to, tc.model))["A"]
+		if r.Status != tc.want || r.Error == nil || r.ErrorSource != backend.ErrorSourceDownstream {
+			t.Errorf("%s: status %d, source %s, error %v; want a downstream %d", tc.name, r.Status, r.ErrorSource, r.Error, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"runs?testName=..", 400},
+		{"runs?tag=a%2Fb", 400},
+		{"runs?testName=" + long, 400},
+		{"runs/..%2F..%2Fx", 400},
+		{"runs/latest?testName=..", 400},
+		{"runs/" + unknown, 404},
+	} {
+		var got *backend.CallResourceResponse
+		p, _, _ := strings.Cut(tc.path, "?")
+		err := c.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: e.pluginContext(), Path: p, Method: "GET", URL: tc.path},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("GET %s: %v", tc.path, err)
+		}
+		if got.Status != tc.want {
+			t.Errorf("GET %s: %d %s; want %d", tc.path, got.Status, got.Body, tc.want)
+		}
+	}
 }
 
 // "a bug is a plugin error. One failing query never fails its neighbours."

@@ -140,6 +140,10 @@ func (d *Datasource) serveRuns(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "to is before from"})
 		return
 	}
+	if err := validNames(q.Get("testName"), q.Get("tag")); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
 	l, err := d.catalogs.List(r.Context(), runs.ListOptions{From: from, To: to, TestName: q.Get("testName"), Tag: q.Get("tag"), Now: now.Unix()})
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
@@ -149,7 +153,7 @@ func (d *Datasource) serveRuns(w http.ResponseWriter, r *http.Request) {
 	for i, e := range l.Runs {
 		out[i] = toRunInfo(e, false)
 	}
-	problems := l.Problems
+	problems := append(l.Problems, d.listingBounds(l)...)
 	if d.storeErr != nil {
 		problems = append(problems, "results store: "+d.storeErr.Error())
 	}
@@ -183,7 +187,12 @@ func (d *Datasource) serveRun(w http.ResponseWriter, r *http.Request) {
 	}
 	var e runs.Entry
 	if rid.Kind == runs.KindLatest {
-		e, err = d.catalogs.Latest(r.Context(), r.URL.Query().Get("testName"), d.now().Unix())
+		testName := r.URL.Query().Get("testName")
+		if err := validNames(testName, ""); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		e, err = d.catalogs.Latest(r.Context(), testName, d.now().Unix())
 	} else {
 		e, err = d.catalogs.Get(r.Context(), rid, d.now().Unix())
 	}

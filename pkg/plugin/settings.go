@@ -34,6 +34,8 @@ const (
 	DefaultMaxSeries           = 50
 	DefaultTopSeries           = 10
 	DefaultMaxResponseBytes    = 64 << 20
+	DefaultMaxRangeDays        = 31
+	DefaultMaxRunsPerQuery     = 2000
 )
 
 // Kubernetes access modes (jsonData kubernetesAccess).
@@ -88,6 +90,11 @@ type Settings struct {
 	LiveFactsMaxAgeSeconds int64
 	CacheEntries           int
 	MaxResponseBytes       int64
+	// MaxRangeDays bounds every Prometheus read the dashboard range drives
+	// (an ad hoc run's window, run discovery); MaxRunsPerQuery the stored
+	// runs one query reads.
+	MaxRangeDays    int64
+	MaxRunsPerQuery int
 	// PreferStored reads a stored run's numbers from its artifacts (the
 	// default); false forces the harvest, e.g. to check an artifact.
 	PreferStored bool
@@ -143,6 +150,8 @@ type jsonData struct {
 	LiveFactsMaxAgeSeconds flexNumber `json:"liveFactsMaxAgeSeconds"`
 	CacheEntries           flexNumber `json:"cacheEntries"`
 	MaxResponseBytes       flexNumber `json:"maxResponseBytes"`
+	MaxRangeDays           flexNumber `json:"maxRangeDays"`
+	MaxRunsPerQuery        flexNumber `json:"maxRunsPerQuery"`
 	PreferStored           *bool      `json:"preferStored"`
 	MaxSeries              flexNumber `json:"maxSeries"`
 	TopSeries              flexNumber `json:"topSeries"`
@@ -250,6 +259,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		{"ateletLagSeconds", jd.AteletLagSeconds, DefaultAteletLagSeconds, &out.AteletLagSeconds},
 		{"liveFactsMaxAgeSeconds", jd.LiveFactsMaxAgeSeconds, DefaultLiveFactsMaxAgeSecs, &out.LiveFactsMaxAgeSeconds},
 		{"maxResponseBytes", jd.MaxResponseBytes, DefaultMaxResponseBytes, &out.MaxResponseBytes},
+		{"maxRangeDays", jd.MaxRangeDays, DefaultMaxRangeDays, &out.MaxRangeDays},
 	}
 	for _, n := range nums {
 		if *n.dst, err = n.n.int64Or(n.name, n.def); err != nil {
@@ -277,11 +287,23 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
+	mr, err := jd.MaxRunsPerQuery.int64Or("maxRunsPerQuery", DefaultMaxRunsPerQuery)
+	if err != nil {
+		return Settings{}, err
+	}
+	out.MaxRunsPerQuery = int(mr)
 	out.MaxSeries, out.TopSeries = max(1, int(ms)), max(1, int(ts))
 	// 0 would deadlock the limiter; 0 cache entries means "no cache".
 	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)
+	// 0 would refuse every read: the defaults apply.
 	if out.MaxResponseBytes == 0 {
 		out.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if out.MaxRangeDays == 0 {
+		out.MaxRangeDays = DefaultMaxRangeDays
+	}
+	if out.MaxRunsPerQuery == 0 {
+		out.MaxRunsPerQuery = DefaultMaxRunsPerQuery
 	}
 	if _, err := regexp.Compile(out.WorkerPodRegex); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidPodRegex, err)

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,4 +49,77 @@ func TestTenantAndTokenReachEveryRequest(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests (%v), every one with the tenant and the token", len(seen), paths)
+}
+
+// The datasource's basic auth, bearer token and tenant header go only to
+// the origin of its URL: a 307 to another port is not followed by a query
+// or the health check (each fails naming both origins; the other server
+// gets no request), while a redirect within the origin is followed.
+func TestRedirectsStayOnTheOrigin(t *testing.T) {
+	e := newEnv(t, "steady")
+	e.jsonData["basicAuth"] = true
+	e.jsonData["basicAuthUser"] = "grafana"
+	e.jsonData["httpHeaderName1"] = "X-Scope-OrgID"
+	e.secure = map[string]string{"basicAuthPassword": secretPassword, "bearerToken": secretToken, "httpHeaderValue1": secretTenant}
+	from, to := e.truth.Start-600, e.truth.End+600
+	packing := q("packing", from, to, map[string]any{"queryType": "packing", "run": "range"})
+
+	t.Run("another origin", func(t *testing.T) {
+		other := promfake.New(t, promfake.Empty(0))
+		r := promfake.NewRedirector(t, other.URL, other.URL)
+		e := *e
+		e.uid += "-cross"
+		e.promURL = r.URL + promfake.MovedPrefix
+		c := e.client(t)
+		p := e.query(t, c, packing)["packing"]
+		h, err := c.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: e.pluginContext()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := other.Count(); n != 0 {
+			t.Fatalf("the other origin got %d requests (headers of the first: %v)", n, other.Requests()[0].Header)
+		}
+		host := strings.TrimPrefix(r.URL, "http://")
+		for what, msg := range map[string]string{"packing": fmt.Sprint(p.Error), "health": h.Message} {
+			if !strings.Contains(msg, "Prometheus at "+host+" redirected to "+other.URL+": not followed") {
+				t.Errorf("%s: %q does not name both origins", what, msg)
+			}
+			for _, s := range []string{secretPassword, secretToken, secretTenant} {
+				if strings.Contains(msg, s) {
+					t.Errorf("%s: %q shows a secret", what, msg)
+				}
+			}
+		}
+		if p.Status != backend.StatusBadGateway || p.ErrorSource != backend.ErrorSourceDownstream {
+			t.Errorf("packing: status %d, source %s; want a downstream 502", p.Status, p.ErrorSource)
+		}
+	})
+
+	t.Run("same origin", func(t *testing.T) {
+		g := promfake.NewGateway(t, e.prom.URL)
+		r := promfake.NewRedirector(t, g.URL+"/prometheus", "")
+		e := *e
+		e.uid += "-same"
+		e.promURL = r.URL + promfake.MovedPrefix
+		c := e.client(t)
+		if p := e.query(t, c, packing)["packing"]; p.Error != nil {
+			t.Fatalf("packing through a same-origin redirect: %v", p.Error)
+		}
+		h, err := c.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: e.pluginContext()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Status != backend.HealthStatusOk {
+			t.Errorf("health through a same-origin redirect: %v %s", h.Status, h.Message)
+		}
+		seen := g.Requests()
+		if len(seen) == 0 {
+			t.Fatal("no request behind the redirect")
+		}
+		for _, r := range seen {
+			if r.Tenant != secretTenant || r.Auth != "Bearer "+secretToken {
+				t.Errorf("%s: X-Scope-OrgID %q, Authorization %q", r.Path, r.Tenant, r.Auth)
+			}
+		}
+	})
 }

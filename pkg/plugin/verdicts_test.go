@@ -168,3 +168,22 @@ func TestChangePointsAcksSetting(t *testing.T) {
 		t.Errorf("malformed acks setting: %v (status %d)", r.Error, r.Status)
 	}
 }
+
+// maxRunsPerQuery bounds the stored runs changePoints reads: of 20 runs in
+// the range, the newest 8 are searched, with a notice.
+func TestChangePointsReadAtMostMaxRuns(t *testing.T) {
+	e := newEnv(t, "steady")
+	end := e.now.Unix()
+	storeNightly(t, e.storeRoot, 20, 12, end)
+	e.jsonData["maxRunsPerQuery"] = 8
+	r := e.query(t, e.client(t), q("A", end-30*86400, end, map[string]any{"queryType": "changePoints", "testName": "nightly"}))["A"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	text := strings.Join(notices(r.Frames), "\n")
+	for _, want := range []string{"8 stored runs of nightly in the range searched", "only the newest 8 of 20 stored runs of nightly in the range were read (maxRunsPerQuery)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no notice says %q:\n%s", want, text)
+		}
+	}
+}

@@ -92,9 +92,12 @@ func New(cfg Config) (*Client, error) {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	// Keep the caller's redirect policy and cookie jar; the caller's Timeout
-	// is applied per request via the context so that it covers retries and
-	// so that a waiting slot in the limiter does not consume it.
+	// Keep the caller's cookie jar and redirect policy, under this package's
+	// own: credentials (which the caller's transport may add to every
+	// request, where net/http cannot see them) go only to the origin the
+	// caller named. The caller's Timeout is applied per request via the
+	// context so that it covers retries and so that a waiting slot in the
+	// limiter does not consume it.
 	inner := &http.Client{
 		Transport: &transport{
 			next:     rt,
@@ -102,7 +105,7 @@ func New(cfg Config) (*Client, error) {
 			retries:  cfg.Retries,
 			maxWait:  cfg.MaxRetryWait,
 		},
-		CheckRedirect: hc.CheckRedirect,
+		CheckRedirect: sameOrigin(hc.CheckRedirect),
 		Jar:           hc.Jar,
 	}
 	host := u.Host
@@ -118,14 +121,21 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// redactURLError drops a URL (that may hold credentials) from a parse error.
-func redactURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
+// sameOrigin refuses a redirect to another origin than the Prometheus URL's,
+// then applies the caller's policy (net/http's default when nil).
+func sameOrigin(caller func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	check := endpoint.SameOriginRedirects("Prometheus")
+	return func(req *http.Request, via []*http.Request) error {
+		if err := check(req, via); err != nil || caller == nil {
+			return err
+		}
+		return caller(req, via)
 	}
-	return err
 }
+
+// redactURLError is err with the URL it names (which may hold user info
+// and a token in its query string) reduced to scheme, host and path.
+func redactURLError(err error) error { return endpoint.RedactError(err) }
 
 // Recording returns a client sharing c's HTTP client and in-flight limiter
 // that also appends each query to log (log may be shared by goroutines).

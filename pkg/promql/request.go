@@ -85,7 +85,9 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, err := c.httpc.Do(req.WithContext(ctx))
 	if err != nil {
-		return nil, nil, err
+		// The error names the request URL: its user info and query string
+		// (a token) must not reach an answer, a notice or a log.
+		return nil, nil, redactURLError(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -82,7 +82,17 @@ type Listing struct {
 	Runs []Entry // newest first
 	// Problems name catalogs that failed while others answered.
 	Problems []string
+	// DiscoveryFrom is where run discovery started when MaxRange cut the
+	// range short (it covered [DiscoveryFrom, end]); 0 when it covered all.
+	DiscoveryFrom int64
+	// StoredFound is how many stored runs passed the filter; when it is
+	// over MaxRuns only the newest MaxRuns were read.
+	StoredFound int
 }
+
+// ErrRangeTooLong is wrapped when an ad hoc run's window is longer than
+// Catalogs.MaxRange.
+var ErrRangeTooLong = errors.New("the range is longer than reads of Prometheus may span")
 
 // Catalogs combines the results store and Prometheus discovery. Either may
 // be nil (not configured). Discovery is also used without DiscoverRuns for
@@ -92,6 +102,14 @@ type Catalogs struct {
 	Discovery *Discovery
 	// DiscoverRuns lists and resolves Prometheus-discovered runs.
 	DiscoverRuns bool
+	// MaxRange bounds, in seconds, the Prometheus reads that a caller's
+	// range drives (0: no bound): an ad hoc run over a longer window is an
+	// error wrapping ErrRangeTooLong, and run discovery over a longer
+	// listing range covers its newest MaxRange (Listing.DiscoveryFrom).
+	MaxRange int64
+	// MaxRuns bounds the stored runs one listing reads (0: no bound): the
+	// newest are read (Listing.StoredFound says how many there were).
+	MaxRuns int
 }
 
 // List returns the runs of every configured catalog that pass opts,
@@ -106,18 +124,26 @@ func (c *Catalogs) List(ctx context.Context, opts ListOptions) (Listing, error) 
 	)
 	var stored []Entry
 	if c.Store != nil {
-		s, err := c.Store.List(ctx, opts)
+		s, found, err := c.Store.ListNewest(ctx, opts, c.MaxRuns)
 		if err != nil {
 			errs = append(errs, err)
 			out.Problems = append(out.Problems, "results store: "+err.Error())
 		} else {
 			answered++
-			stored = s
+			stored, out.StoredFound = s, found
 		}
 	}
 	var discovered []Entry
 	if c.Discovery != nil && c.DiscoverRuns && opts.TestName == "" && opts.Tag == "" {
-		d, err := c.Discovery.List(ctx, opts.From, opts.To, opts.Now)
+		from, end := opts.From, opts.To
+		if opts.Now != 0 && (end == 0 || end > opts.Now) {
+			end = opts.Now
+		}
+		if c.MaxRange > 0 && end-from > c.MaxRange {
+			from = end - c.MaxRange
+			out.DiscoveryFrom = from
+		}
+		d, err := c.Discovery.List(ctx, from, opts.To, opts.Now)
 		if err != nil {
 			errs = append(errs, err)
 			out.Problems = append(out.Problems, "Prometheus discovery: "+err.Error())
@@ -237,6 +263,10 @@ func (c *Catalogs) Latest(ctx context.Context, testName string, now int64) (Entr
 func (c *Catalogs) Range(ctx context.Context, from, to int64) (Entry, error) {
 	if to < from {
 		return Entry{}, fmt.Errorf("ad hoc run [%d, %d]: end before start", from, to)
+	}
+	if c.MaxRange > 0 && to-from > c.MaxRange {
+		const day = 24 * 3600
+		return Entry{}, fmt.Errorf("ad hoc run over %.1f days: %w (%d days at most)", float64(to-from)/day, ErrRangeTooLong, c.MaxRange/day)
 	}
 	if c.Discovery == nil {
 		e := Entry{Run: Run{ID: IDRange, Start: from, End: to, SteadyStart: from, SteadyEnd: to},

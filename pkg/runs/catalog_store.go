@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -172,27 +173,45 @@ func (r storedRun) id() string { return StoreRunID(r.test, r.ts, r.tag) }
 // List finds the runs passing opts and describes them (newest first).
 // run_date prefixes more than a day away from [From, To] are not listed.
 func (s *Store) List(ctx context.Context, opts ListOptions) ([]Entry, error) {
+	es, _, err := s.ListNewest(ctx, opts, 0)
+	return es, err
+}
+
+// ListNewest is List reading at most limit runs (0: no bound): the runs are
+// found from the store's directory names alone, and only the newest limit
+// of them are read. found is how many passed opts.
+func (s *Store) ListNewest(ctx context.Context, opts ListOptions, limit int) (entries []Entry, found int, err error) {
 	tests, err := s.Tests(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var found []storedRun
+	var all []storedRun
 	for _, t := range tests {
 		if opts.TestName != "" && t != opts.TestName {
 			continue
 		}
 		rs, err := s.listTest(ctx, t, opts)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		found = append(found, rs...)
+		all = append(all, rs...)
 	}
-	entries, err := s.describeAll(ctx, found)
+	found = len(all)
+	if limit > 0 && found > limit {
+		slices.SortStableFunc(all, func(a, b storedRun) int {
+			if c := cmp.Compare(b.ts, a.ts); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id(), b.id())
+		})
+		all = all[:limit]
+	}
+	entries, err = s.describeAll(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	SortNewestFirst(entries)
-	return entries, nil
+	return entries, found, nil
 }
 
 // listTest lists one test's runs whose run_ts passes opts.

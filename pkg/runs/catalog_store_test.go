@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -402,5 +403,48 @@ func TestDiscoveryDefaults(t *testing.T) {
 	}
 	if d.gap != 120 {
 		t.Errorf("default gap %d s, want 120 (2 minutes)", d.gap)
+	}
+}
+
+// ListNewest reads only the newest runs of a listing, and Catalogs bounds
+// the reads a range drives: MaxRuns stored runs, an ad hoc run of at most
+// MaxRange (ErrRangeTooLong beyond).
+func TestListingBounds(t *testing.T) {
+	s, _ := openFixture(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		limit     int
+		wantFound int
+		wantIDs   []string
+	}{
+		{0, 5, []string{"my%20test/1710496800/v1", "resume-storm/1710410400/abc", "actor-density/1710324000/c0ffee1",
+			"actor-density/1710237600/c0ffee1", "actor-density/1710237600/deadbee"}},
+		{2, 5, []string{"my%20test/1710496800/v1", "resume-storm/1710410400/abc"}},
+		{4, 5, []string{"my%20test/1710496800/v1", "resume-storm/1710410400/abc", "actor-density/1710324000/c0ffee1", "actor-density/1710237600/c0ffee1"}},
+		{9, 5, []string{"my%20test/1710496800/v1", "resume-storm/1710410400/abc", "actor-density/1710324000/c0ffee1",
+			"actor-density/1710237600/c0ffee1", "actor-density/1710237600/deadbee"}},
+	} {
+		es, found, err := s.ListNewest(ctx, ListOptions{}, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range es {
+			ids = append(ids, e.ID)
+		}
+		if found != tc.wantFound || !slices.Equal(ids, tc.wantIDs) {
+			t.Errorf("limit %d: found %d, %v; want %d, %v", tc.limit, found, ids, tc.wantFound, tc.wantIDs)
+		}
+	}
+	c := &Catalogs{Store: s, MaxRange: 31 * 86400, MaxRuns: 3}
+	l, err := c.List(ctx, ListOptions{Now: tsD + 3600})
+	if err != nil || len(l.Runs) != 3 || l.StoredFound != 5 {
+		t.Errorf("List with MaxRuns 3: %d runs, found %d, %v", len(l.Runs), l.StoredFound, err)
+	}
+	if _, err := c.Range(ctx, tsA, tsA+31*86400); err != nil {
+		t.Errorf("a 31-day ad hoc run: %v", err)
+	}
+	if _, err := c.Range(ctx, 0, tsA); !errors.Is(err, ErrRangeTooLong) {
+		t.Errorf("a 54-year ad hoc run: %v, want ErrRangeTooLong", err)
 	}
 }

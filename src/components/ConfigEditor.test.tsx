@@ -122,6 +122,8 @@ describe('ConfigEditor emits settings', () => {
     ['Cache entries', '1024', { cacheEntries: 1024 }],
     ['Max series', '20', { maxSeries: 20 }],
     ['Top series', '5', { topSeries: 5 }],
+    ['Max range (days)', '7', { maxRangeDays: 7 }],
+    ['Max runs per query', '100', { maxRunsPerQuery: 100 }],
     ['Max response (MiB)', '32', { maxResponseBytes: 33554432 }],
     ['Atelet lag (s)', '2.6', { ateletLagSeconds: 3 }],
   ])('%s = %s', async (label, value, want) => {

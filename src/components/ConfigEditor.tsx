@@ -28,7 +28,9 @@ type NumberKey =
   | 'liveFactsMaxAgeSeconds'
   | 'cacheEntries'
   | 'maxSeries'
-  | 'topSeries';
+  | 'topSeries'
+  | 'maxRangeDays'
+  | 'maxRunsPerQuery';
 type TextKey =
   | 'resultsStore'
   | 'userCountQuery'
@@ -454,6 +456,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'Series with the highest peak shown with the bands.',
           String(DEFAULTS.topSeries)
         )}
+        {numberField(
+          'maxRangeDays',
+          'Max range (days)',
+          'Longest dashboard range read from Prometheus: a longer ad hoc run (run: range) is refused; run discovery covers the newest days of a longer range.',
+          String(DEFAULTS.maxRangeDays)
+        )}
+        {numberField(
+          'maxRunsPerQuery',
+          'Max runs per query',
+          'Stored runs one query reads from the results store; of more, the newest are read.',
+          String(DEFAULTS.maxRunsPerQuery)
+        )}
         <InlineField
           label="Max response (MiB)"
           labelWidth={LABEL_WIDTH}
@@ -498,6 +512,8 @@ const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'cacheEntries',
   'maxSeries',
   'topSeries',
+  'maxRangeDays',
+  'maxRunsPerQuery',
   'maxResponseBytes',
 ];
 
