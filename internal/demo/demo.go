@@ -74,8 +74,22 @@ func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
 	}
 	if code == export.ExitOK {
 		fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
+		nextSteps(stdout, dir)
 	}
 	return code
+}
+
+// GatesExample is the example gates file, relative to the repository root.
+const GatesExample = "docs/examples/gates.yaml"
+
+// nextSteps is the demo's closing lines: what to open and what to try.
+func nextSteps(w io.Writer, dir string) {
+	fmt.Fprintf(w, "\nOpen %s in a browser (one offline page: frontiers, packing, PSI, snapshots, OOM).\n", filepath.Join(dir, "report.html"))
+	fmt.Fprintln(w, "Try next:")
+	fmt.Fprintf(w, "  go run ./cmd/density check --run-dir %s --gates %s   # gates; exit 3: the run's pod OOM kills fail one\n", dir, GatesExample)
+	fmt.Fprintln(w, "  go run github.com/magefile/mage demoStore   # a month of nightly runs in ./demo-store; prints compare, regressions and report commands")
+	fmt.Fprintln(w, "  go run ./cmd/density regressions --store \"$PWD/demo-store\" --test-name actor-density   # after demoStore; exit 4: a planted regression")
+	fmt.Fprintln(w, "  go run github.com/magefile/mage demoServe   # demoStore, then Prometheus with the demo run for Grafana (docker compose up)")
 }
 
 // exportDemo generates, loads and exports the demo run; the caller stops the
