@@ -32,7 +32,7 @@ func TestDemoStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 3 * demo.StoreNights; len(st.Runs) != want {
+	if want := 3*demo.StoreNights + 1; len(st.Runs) != want { // and the demo run
 		t.Fatalf("%d runs, want %d", len(st.Runs), want)
 	}
 	density := func(args ...string) (int, string) {
