@@ -28,7 +28,7 @@ func TestDemoStore(t *testing.T) {
 		t.Fatalf("DemoStore: exit %d\n%s\n%s", code, msg.String(), errOut.String())
 	}
 	t.Logf("mage demoStore:\n%s", msg.String())
-	st, err := demo.WriteStore(runDir, storeDir, time.Now())
+	st, err := demo.WriteStore(runDir, "", storeDir, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,17 +14,19 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/substrate/density/internal/demo"
+	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/plugin"
 	"github.com/substrate/density/pkg/runs"
 )
 
-// TestDashboardsOnDemoStore runs the queries of the run overview and the
-// trend dashboard through the plugin over gRPC against what `mage
+// TestDashboardsOnDemoStore runs the queries of the run overview, the
+// trend and the ladder dashboards through the plugin over gRPC against what `mage
 // demoServe` and the compose stack serve: the demo run in Prometheus and
 // the demo store (`mage demoStore`) as the results store. Every data panel
 // must draw a non-null value: the overview over the demo run, the trend
 // over the store's last month (its frontiers, change points and compare
-// panels included).
+// panels included), the ladder over the store's ladder run (its stored
+// ladder rows).
 func TestDashboardsOnDemoStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Prometheus with the demo run")
@@ -63,8 +66,11 @@ func TestDashboardsOnDemoStore(t *testing.T) {
 			from, to = tr.Start-600, tr.End+600
 		case "density-runs-over-time":
 			from, to = now.Add(-31*24*time.Hour).Unix(), now.Unix()
+		case "density-ladder":
+			ladder := ladderRun(t, storeDir)
+			from, to = ladder.Start-600, ladder.End+600
 		default:
-			continue // the ladder dashboard: the demo store has no ladder run
+			t.Fatalf("dashboard %s: no range for the demo store", d.UID)
 		}
 		vars, _ := e.resolveVariables(t, d, from, to)
 		vars["__url_time_range"] = []string{fmt.Sprintf("from=%d&to=%d", from*1000, to*1000)}
@@ -114,4 +120,23 @@ func TestDashboardsOnDemoStore(t *testing.T) {
 		}
 	}
 	t.Logf("dashboards on the demo store:\n%s", strings.Join(log, "\n"))
+}
+
+// ladderRun is the metadata of the demo store's ladder run: the one run with
+// a logs.txt.
+func ladderRun(t *testing.T, storeDir string) artifact.ServerMetadata {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(storeDir, "runs", "*", "run_date=*", "run_ts=*", "run_tag=*", runs.FileLogs))
+	if err != nil || len(logs) != 1 {
+		t.Fatalf("the demo store has %d runs with %s (%v), want one ladder run", len(logs), runs.FileLogs, err)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(logs[0]), runs.FileServerSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := artifact.ReadServerSummary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Meta
 }

@@ -3,14 +3,18 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
@@ -80,8 +84,10 @@ type series struct {
 // WriteStore writes the demo store into root (replacing its runs/) from the
 // demo export's artifacts in templateDir: nightly runs over the 30 nights
 // before now, per series. The runs' values are the template's, scaled per
-// cohort, with ±1 % deterministic noise and the planted steps.
-func WriteStore(templateDir, root string, now time.Time) (*Store, error) {
+// cohort, with ±1 % deterministic noise and the planted steps. The demo run
+// itself is stored too, and the exported ladder run in ladderDir unless it
+// is empty.
+func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, error) {
 	sumData, err := os.ReadFile(filepath.Join(templateDir, runs.FileServerSummary))
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run (run `mage demo` first): %w", err)
@@ -134,6 +140,21 @@ func WriteStore(templateDir, root string, now time.Time) (*Store, error) {
 		return nil, err
 	}
 	st.Runs = append(st.Runs, tr)
+	if ladderDir != "" {
+		sum, err := os.ReadFile(filepath.Join(ladderDir, runs.FileServerSummary))
+		if err != nil {
+			return nil, fmt.Errorf("reading the ladder run: %w", err)
+		}
+		lt, err := artifact.ReadServerSummary(sum)
+		if err != nil {
+			return nil, fmt.Errorf("reading the ladder run: %w", err)
+		}
+		lr, err := copyTemplate(ladderDir, root, lt.Meta)
+		if err != nil {
+			return nil, err
+		}
+		st.Runs = append(st.Runs, lr)
+	}
 	// The microVM snapshot growth was expected (a larger guest image):
 	// acknowledged.
 	var acked StoreRun
@@ -157,10 +178,13 @@ func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRu
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries, runs.FileStatsHistory, runs.FileStats} {
+	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries, runs.FileStatsHistory, runs.FileStats, runs.FileLogs} {
 		b, err := os.ReadFile(filepath.Join(templateDir, name))
+		if errors.Is(err, fs.ErrNotExist) && name != runs.FileServerSummary && name != runs.FileStatsJSONL {
+			continue
+		}
 		if err != nil {
-			return StoreRun{}, fmt.Errorf("reading the template run: %w", err)
+			return StoreRun{}, fmt.Errorf("reading %s: %w", templateDir, err)
 		}
 		if err := artifact.WriteFileAtomic(filepath.Join(dir, name), b, 0o644); err != nil {
 			return StoreRun{}, fmt.Errorf("writing %s: %w", name, err)
@@ -359,8 +383,45 @@ func unit(k uint64) float64 {
 	return float64(k>>11) / (1 << 53)
 }
 
-// DemoStore exports the demo run into runDir (the template) and writes the
-// demo store into storeDir, then prints what it holds and what to try.
+// LadderScenario is the simulator scenario of the demo store's ladder run.
+const LadderScenario = "ladder-steps"
+
+// exportLadder generates the ladder scenario into dir, loads it into a
+// Prometheus on loopback and exports it (ladder rows from its logs.txt).
+func exportLadder(ctx context.Context, dir string, stderr io.Writer) error {
+	sc, ok := simrun.ByName(LadderScenario)
+	if !ok {
+		return fmt.Errorf("simulator has no %q scenario", LadderScenario)
+	}
+	tr, err := simrun.Generate(sc, dir)
+	if err != nil {
+		return fmt.Errorf("generating the ladder run: %w", err)
+	}
+	work, err := os.MkdirTemp("", "density-demo-ladder-prometheus-")
+	if err != nil {
+		return err
+	}
+	srv, err := promtest.Launch(ctx, filepath.Join(dir, simrun.OMFile), work)
+	if err != nil {
+		os.RemoveAll(work)
+		return fmt.Errorf("starting Prometheus: %w", err)
+	}
+	defer stop(srv)
+	var out bytes.Buffer
+	code := export.Main(ctx, []string{"--run-dir", dir, "--prometheus-url", srv.URL,
+		"--test-name", tr.TestName, "--tag", tr.Tag,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
+		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--no-cluster-facts", "--no-report", "--no-wait"},
+		export.DefaultEnv(&out, &out))
+	if code != export.ExitOK {
+		return fmt.Errorf("exporting the ladder run: exit %d: %s", code, out.String())
+	}
+	return nil
+}
+
+// DemoStore exports the demo run into runDir (the template) and a ladder
+// run, writes the demo store into storeDir, then prints what it holds and
+// what to try.
 func DemoStore(ctx context.Context, runDir, storeDir string, stdout, stderr io.Writer) int {
 	t0 := time.Now()
 	code := Export(ctx, runDir, io.Discard, stderr)
@@ -372,15 +433,25 @@ func DemoStore(ctx context.Context, runDir, storeDir string, stdout, stderr io.W
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return export.ExitWrite
 	}
-	st, err := WriteStore(runDir, abs, time.Now())
+	ladderDir, err := os.MkdirTemp("", "density-demo-ladder-")
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return export.ExitWrite
+	}
+	defer os.RemoveAll(ladderDir)
+	if err := exportLadder(ctx, ladderDir, stderr); err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return export.ExitWrite
+	}
+	st, err := WriteStore(runDir, ladderDir, abs, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return export.ExitWrite
 	}
 	newest, _ := st.Newest(StoreTest, "gvisor")
 	base := st.Runs[0]
-	fmt.Fprintf(stdout, "demo store: the demo run and %d nightly runs of %s (gVisor and microVM cohorts) and %s in %s, written in %s\n",
-		len(st.Runs)-1, StoreTest, StoreChurnTest, abs, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "demo store: the demo run, a ladder run and %d nightly runs of %s (gVisor and microVM cohorts) and %s in %s, written in %s\n",
+		len(st.Runs)-2, StoreTest, StoreChurnTest, abs, time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "  planted: restore_p*_s +40 %% on the gVisor runs from night %d (unacknowledged), %s +25 %% on the microVM runs from night %d (acknowledged in runs/%s/acks.yaml), %s checkpoint_p*_s −20 %% from night %d\n",
 		RegressionNight+1, AckedKey, AckedNight+1, StoreTest, StoreChurnTest, ImprovementNight+1)
 	fmt.Fprintln(stdout, "\nTry:")
