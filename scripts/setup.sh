@@ -41,7 +41,9 @@ has_bin() {
 }
 
 # The demo's part.
-has_bin prometheus PROMETHEUS_BIN && has_bin promtool PROMTOOL_BIN || apt_install prometheus
+if ! has_bin prometheus PROMETHEUS_BIN || ! has_bin promtool PROMTOOL_BIN; then
+  apt_install prometheus
+fi
 # Loading the packages downloads exactly the modules they need: the
 # Magefile's closure (the mage tag; it imports internal/demo) and mage itself.
 echo "setup: go modules of the demo"
