@@ -195,14 +195,15 @@ func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRu
 
 // writeRun writes night n of series s into the store.
 func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, psi []byte, s series, n int, start int64) (StoreRun, error) {
-	tag := fmt.Sprintf("%07x", (0xd000000+uint64(n)*0x1f3+s.seed*0x10000)&0xfffffff)
+	night := uint64(n) //nolint:gosec // G115: n is a night index in [0, StoreNights)
+	tag := fmt.Sprintf("%07x", (0xd000000+night*0x1f3+s.seed*0x10000)&0xfffffff)
 	shift := start - tmpl.Meta.Start
 	md := tmpl.Meta
 	md.TestName, md.Tag, md.PromURL = s.test, tag, ""
 	md.Start, md.End = md.Start+shift, md.End+shift
 	md.SteadyStart, md.SteadyEnd = md.SteadyStart+shift, md.SteadyEnd+shift
 
-	noise := func(k uint64) float64 { return 1 + 0.01*(2*unit(s.seed*1_000_003+uint64(n)*7919+k)-1) }
+	noise := func(k uint64) float64 { return 1 + 0.01*(2*unit(s.seed*1_000_003+night*7919+k)-1) }
 	packing := s.scale * noise(1)
 	restore, checkpoint, sizeP99 := noise(2)/s.scale, noise(3), noise(6)
 	switch {
