@@ -10,7 +10,8 @@
 //	mage export DIR    density export of a run directory (flags as env vars)
 //	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
 //	mage demo          export the built-in demo run (the README's first command)
-//	mage demoServe     serve the demo run from a loopback Prometheus until Ctrl-C
+//	mage demoStore     a month of demo runs in ./demo-store (compare, regressions, dashboards)
+//	mage demoServe     demoStore, then serve the demo run from a loopback Prometheus until Ctrl-C
 package main
 
 import (
@@ -134,9 +135,21 @@ func Demo(ctx context.Context) error {
 	return nil
 }
 
-// DemoServe serves the demo run from a Prometheus on 127.0.0.1 (for Grafana
-// or the plugin) until Ctrl-C.
+// DemoStore writes ./demo-store: a month of nightly runs of two tests from
+// the demo run's artifacts, with planted regressions (one acknowledged), a
+// microVM cohort, for compare, regressions, report --baseline-run and the
+// dashboards.
+func DemoStore(ctx context.Context) error {
+	if code := demo.DemoStore(ctx, "demo-run", "demo-store", os.Stdout, os.Stderr); code != export.ExitOK {
+		return mg.Fatalf(code, "demoStore: exit %d", code)
+	}
+	return nil
+}
+
+// DemoServe writes the demo store, then serves the demo run from a
+// Prometheus on 127.0.0.1 (for Grafana or the plugin) until Ctrl-C.
 func DemoServe(ctx context.Context) error {
+	mg.CtxDeps(ctx, DemoStore)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return demo.Serve(ctx, "demo-run", os.Stdout, os.Stderr)

@@ -13,8 +13,13 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
 )
@@ -69,8 +74,22 @@ func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
 	}
 	if code == export.ExitOK {
 		fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
+		nextSteps(stdout, dir)
 	}
 	return code
+}
+
+// GatesExample is the example gates file, relative to the repository root.
+const GatesExample = "docs/examples/gates.yaml"
+
+// nextSteps is the demo's closing lines: what to open and what to try.
+func nextSteps(w io.Writer, dir string) {
+	fmt.Fprintf(w, "\nOpen %s in a browser (one offline page: frontiers, packing, PSI, snapshots, OOM).\n", filepath.Join(dir, "report.html"))
+	fmt.Fprintln(w, "Try next:")
+	fmt.Fprintf(w, "  go run ./cmd/density check --run-dir %s --gates %s   # gates; exit 3: the run's pod OOM kills fail one\n", dir, GatesExample)
+	fmt.Fprintln(w, "  go run github.com/magefile/mage demoStore   # a month of nightly runs in ./demo-store; prints compare, regressions and report commands")
+	fmt.Fprintln(w, "  go run ./cmd/density regressions --store \"$PWD/demo-store\" --test-name actor-density   # after demoStore; exit 4: a planted regression")
+	fmt.Fprintln(w, "  go run github.com/magefile/mage demoServe   # demoStore, then Prometheus with the demo run for Grafana (docker compose up)")
 }
 
 // exportDemo generates, loads and exports the demo run; the caller stops the
@@ -89,10 +108,8 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 		"--test-name", tr.TestName, "--tag", tr.Tag,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
-		// The demo has no Kubernetes cluster behind it: facts are null, by
-		// design, and the phase breakdown reads the pod logs the simulator
-		// wrote, as for a run whose pods are gone.
-		"--no-cluster-facts",
+		// The phase breakdown reads the pod logs the simulator wrote, as
+		// for a run whose pods are gone.
 		"--phase-logs", filepath.Join(dir, simrun.PhaseLogDir),
 	}
 	o, err := export.ParseFlags(args, stderr)
@@ -100,7 +117,15 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return tr, srv, export.ExitUsage
 	}
-	out, code := export.Execute(ctx, o, export.DefaultEnv(stdout, stderr))
+	// The cluster facts come from a fake Kubernetes API on loopback holding
+	// the simulator's nodes and the pods alive at the end of the run.
+	kube := kubefake.New(kubefake.SimulatedCluster(tr))
+	defer kube.Close()
+	env := export.DefaultEnv(stdout, stderr)
+	env.Kube = func(a cluster.Access) (kubernetes.Interface, error) {
+		return kubernetes.NewForConfig(&rest.Config{Host: kube.URL, Timeout: a.Timeout})
+	}
+	out, code := export.Execute(ctx, o, env)
 	if code != export.ExitOK {
 		return tr, srv, code
 	}

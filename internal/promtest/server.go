@@ -1,5 +1,5 @@
-// Package promtest runs a real Prometheus (Debian's /usr/bin/prometheus,
-// 2.42) or VictoriaMetrics loaded with an OpenMetrics file, for tests and
+// Package promtest runs a real Prometheus (the prometheus and promtool on
+// PATH, Debian's 2.42; PROMETHEUS_BIN and PROMTOOL_BIN override them) or VictoriaMetrics loaded with an OpenMetrics file, for tests and
 // the demo command. Launch/LaunchVM are the plain API; Start/StartVM and
 // Cache are the testing wrappers.
 package promtest
@@ -26,10 +26,11 @@ import (
 	"time"
 )
 
-// Binaries used, and the Debian packages that ship them.
+// Binaries used, the variables that override where Prometheus and promtool
+// are found, and the Debian packages that ship them.
 const (
-	PrometheusBin = "/usr/bin/prometheus"
-	PromtoolBin   = "/usr/bin/promtool"
+	PrometheusEnv = "PROMETHEUS_BIN"
+	PromtoolEnv   = "PROMTOOL_BIN"
 	VMBin         = "/usr/bin/victoria-metrics"
 
 	PrometheusPkg = "prometheus"
@@ -52,6 +53,34 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+}
+
+// PrometheusBin is the prometheus binary: $PROMETHEUS_BIN, else the one on
+// PATH. The error wraps ErrMissingBinary and names the apt package.
+func PrometheusBin() (string, error) {
+	return FindBinary(os.Getenv, PrometheusEnv, "prometheus", PrometheusPkg)
+}
+
+// PromtoolBin is the promtool binary: $PROMTOOL_BIN, else the one on PATH.
+func PromtoolBin() (string, error) {
+	return FindBinary(os.Getenv, PromtoolEnv, "promtool", PrometheusPkg)
+}
+
+// FindBinary returns the path in the variable env when it is set (the file
+// must exist), else name looked up on PATH. The error wraps
+// ErrMissingBinary and says how to install pkg or set env.
+func FindBinary(getenv func(string) string, env, name, pkg string) (string, error) {
+	if p := getenv(env); p != "" {
+		if err := needBinary(p, pkg); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", env, p, err)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found on PATH: %w: install it with `apt-get install -y --no-install-recommends %s` or set %s", name, ErrMissingBinary, pkg, env)
+	}
+	return p, nil
 }
 
 func needBinary(path, pkg string) error {
@@ -110,10 +139,12 @@ func launch(ctx context.Context, workDir string, externalLabels map[string]strin
 	if len(omFiles) == 0 {
 		return nil, errors.New("no OpenMetrics file to backfill")
 	}
-	if err := needBinary(PromtoolBin, PrometheusPkg); err != nil {
+	promtool, err := PromtoolBin()
+	if err != nil {
 		return nil, err
 	}
-	if err := needBinary(PrometheusBin, PrometheusPkg); err != nil {
+	prometheus, err := PrometheusBin()
+	if err != nil {
 		return nil, err
 	}
 	data := filepath.Join(workDir, "data")
@@ -122,7 +153,7 @@ func launch(ctx context.Context, workDir string, externalLabels map[string]strin
 	}
 	t0 := time.Now()
 	for _, omFile := range omFiles {
-		bf := exec.CommandContext(ctx, PromtoolBin, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
+		bf := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
 		if out, err := bf.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("backfilling %s with promtool: %w: %s", omFile, err, lastLines(out, 10))
 		}
@@ -145,9 +176,8 @@ func launch(ctx context.Context, workDir string, externalLabels map[string]strin
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	var s *Server
-	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err = startProcess(ctx, "prometheus", workDir, func(addr string) []string {
+		s, err = startProcess(ctx, "prometheus", prometheus, workDir, func(addr string) []string {
 			return []string{
 				"--config.file=" + cfg,
 				"--storage.tsdb.path=" + data,
@@ -180,16 +210,12 @@ func lastLines(b []byte, n int) string {
 
 // startProcess runs bin with args on a free port and waits for readyPath
 // to answer 200.
-func startProcess(ctx context.Context, kind, workDir string, args func(addr string) []string, readyPath string) (*Server, error) {
+func startProcess(ctx context.Context, kind, bin, workDir string, args func(addr string) []string, readyPath string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	bin := PrometheusBin
-	if kind == "victoria-metrics" {
-		bin = VMBin
-	}
 	logPath := filepath.Join(workDir, kind+".log")
 	lf, err := os.Create(logPath)
 	if err != nil {
@@ -281,7 +307,7 @@ func LaunchVM(ctx context.Context, omFile, workDir string) (*Server, error) {
 	var s *Server
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err = startProcess(ctx, "victoria-metrics", workDir, func(addr string) []string {
+		s, err = startProcess(ctx, "victoria-metrics", VMBin, workDir, func(addr string) []string {
 			return []string{
 				"-storageDataPath=" + data,
 				"-retentionPeriod=100y",

@@ -46,6 +46,46 @@ func TestMissingBinaryNamesPackage(t *testing.T) {
 	}
 }
 
+func TestFindBinary(t *testing.T) {
+	dir := t.TempDir()
+	onPath := filepath.Join(dir, "fake-prom")
+	if err := os.WriteFile(onPath, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	for _, c := range []struct {
+		name, env, want, wantErr string
+	}{
+		{"on PATH", "", onPath, ""},
+		{"override", onPath, onPath, ""},
+		{"override missing", "/nonexistent/prometheus", "", "PROMETHEUS_BIN=/nonexistent/prometheus"},
+		{"not on PATH", "", "", "set PROMETHEUS_BIN"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "fake-prom"
+			if c.name == "not on PATH" {
+				name = "no-such-prometheus"
+			}
+			getenv := func(k string) string {
+				if k == PrometheusEnv {
+					return c.env
+				}
+				return ""
+			}
+			got, err := FindBinary(getenv, PrometheusEnv, name, PrometheusPkg)
+			if c.wantErr != "" {
+				if !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), PrometheusPkg) {
+					t.Fatalf("FindBinary = %q, %v; want an ErrMissingBinary saying %q", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("FindBinary = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
 func TestConvertOMToPromMillis(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{tinyOM, `demo_gauge{job="x",instance="a"} 1.5 1700000000000

@@ -258,9 +258,13 @@ var promtoolSamples = regexp.MustCompile(`(?m)^[0-9A-Z]{26}\s+\d+\s+\d+\s+\S+\s+
 // TestPromtoolAccepts backfills every scenario with the real promtool and
 // checks that no sample was dropped (out-of-order samples would be).
 func TestPromtoolAccepts(t *testing.T) {
-	const promtool = "/usr/bin/promtool"
-	if _, err := os.Stat(promtool); err != nil {
-		t.Fatalf("promtool is required: apt-get install -y --no-install-recommends prometheus (%v)", err)
+	// promtest.PromtoolBin's lookup (promtest imports simrun).
+	promtool := os.Getenv("PROMTOOL_BIN")
+	if promtool == "" {
+		var err error
+		if promtool, err = exec.LookPath("promtool"); err != nil {
+			t.Fatalf("promtool is required: apt-get install -y --no-install-recommends prometheus, or set PROMTOOL_BIN (%v)", err)
+		}
 	}
 	for _, name := range smallScenarios() {
 		t.Run(name, func(t *testing.T) {

@@ -17,13 +17,11 @@ import (
 
 	"github.com/substrate/density/pkg/endpoint"
 
-	// The object-store drivers register their URL schemes with blob's
-	// default mux; credentials come from the environment the way each
-	// cloud SDK finds them.
-	_ "gocloud.dev/blob/azureblob"
+	// file:// stores work in every importer; the gs://, s3:// and
+	// azblob:// drivers are blank-imported by the binaries' main packages
+	// only (cmd/density, pkg/main.go), so a library importer links no
+	// cloud SDK.
 	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
 )
 
