@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 
 	"github.com/substrate/density/pkg/runs"
 )
@@ -42,10 +40,6 @@ func dirOpener(dir string) opener {
 		return os.Open(filepath.Join(dir, name))
 	}
 }
-
-// storeLayout matches the orchestrator's upload layout in a path, so a run
-// directory synced from the store keeps its test name and tag.
-var storeLayout = regexp.MustCompile(`(?:^|/)runs/([^/]+)/run_date=[^/]+/run_ts=([0-9]+)/run_tag=([^/]+)/?$`)
 
 // resolve reads the run's files and decides its window and steady window
 // (runs.ResolveWindow, RuleExport: the flags, else server_summary.json
@@ -104,15 +98,16 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 		return rec
 	}
 
-	if m := storeLayout.FindStringSubmatch(filepath.ToSlash(o.RunDir)); m != nil {
+	// A run directory synced from the store keeps its test name and tag.
+	if l, ok := runs.ParseStorePath(o.RunDir); ok {
 		if r.TestName == "" {
-			r.TestName = m[1]
+			r.TestName = l.TestName
 		}
 		if r.Tag == "" {
-			r.Tag = m[3]
+			r.Tag = l.Tag
 		}
 		if r.Start == 0 {
-			r.Start, _ = strconv.ParseInt(m[2], 10, 64)
+			r.Start = l.RunTS
 		}
 	}
 	var hist *runs.History

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,44 @@ const (
 	storeTagKey   = "run_tag="
 	storeDateForm = "2006-01-02"
 )
+
+// StorePath is what a run's prefix in the store layout names:
+// runs/<test_name>/run_date=<date>/run_ts=<run_ts>/run_tag=<tag>/.
+type StorePath struct {
+	TestName, Tag string
+	RunTS         int64
+}
+
+// ParseStorePath reads the store layout at the end of a path (a store
+// prefix, or a run directory synced from the store; "/" or the OS
+// separator): ok false when the path does not end in that layout.
+func ParseStorePath(path string) (StorePath, bool) {
+	segs := strings.Split(strings.TrimSuffix(filepath.ToSlash(path), "/"), "/")
+	if len(segs) < 5 {
+		return StorePath{}, false
+	}
+	segs = segs[len(segs)-5:]
+	date, okD := strings.CutPrefix(segs[2], storeDateKey)
+	ts, okT := strings.CutPrefix(segs[3], storeTSKey)
+	tag, okG := strings.CutPrefix(segs[4], storeTagKey)
+	if segs[0]+"/" != storeRunsDir || segs[1] == "" || !okD || date == "" || !okT || !okG || tag == "" || !allDigits(ts) {
+		return StorePath{}, false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return StorePath{}, false
+	}
+	return StorePath{TestName: segs[1], Tag: tag, RunTS: n}, true
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // Limits of the store catalog.
 const (
@@ -453,7 +492,7 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 		if err != nil {
 			summaryErr = err
 		} else {
-			in.Summary = &m
+			in.Summary, e.RowKey = &m, m.RowKey()
 		}
 	}
 	if e.Artifacts.StatsJSONL {

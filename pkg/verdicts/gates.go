@@ -233,7 +233,7 @@ func Summarise(rs []GateResult) GateSummary {
 }
 
 // Metric of the summary row of the gate family.
-const MetricGateSummary = "gate_summary"
+const MetricGateSummary = artifact.MetricGateSummary
 
 // GateRows are the gate family's stats.jsonl rows: one gate_<key> row per
 // gate, then gate_summary; every value a string or null.
