@@ -541,27 +541,6 @@ func storedWindowFrom(from WindowSource) string {
 	return "unknown: no server_summary.json, trial_summary row or stats_history.csv timestamp"
 }
 
-// ReadFile reads one file of a stored run, at most limit bytes (an error
-// beyond). Callers check Entry.Artifacts first: a missing file is an error.
-func (s *Store) ReadFile(ctx context.Context, e Entry, name string, limit int64) ([]byte, error) {
-	if e.Source != SourceStore || e.StorePath == "" {
-		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
-	}
-	if err := ValidSegment(name); err != nil {
-		return nil, fmt.Errorf("file name %q: %w", name, err)
-	}
-	return withReader(ctx, s, e.StorePath+name, func(r io.Reader) ([]byte, error) {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("larger than %d bytes", limit)
-		}
-		return b, nil
-	})
-}
-
 // OpenFile streams one file of a stored run; the caller closes it.
 func (s *Store) OpenFile(ctx context.Context, e Entry, name string) (io.ReadCloser, error) {
 	if e.Source != SourceStore || e.StorePath == "" {

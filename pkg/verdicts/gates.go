@@ -279,11 +279,5 @@ func GateRows(rs []GateResult, timestamp, tag, testName string) []artifact.Row {
 // MatchGateRows matches the gate family's lines of one run (for replacing
 // an earlier family in place).
 func MatchGateRows(timestamp, tag, testName string) func(line []byte) bool {
-	return func(line []byte) bool {
-		r, err := artifact.ParseRow(line)
-		if err != nil {
-			return false
-		}
-		return IsGateMetric(r.Metric) && r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
-	}
+	return artifact.MatchRunFamily(timestamp, tag, testName, IsGateMetric)
 }
