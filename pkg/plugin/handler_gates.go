@@ -41,17 +41,21 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 			return errorResponse(badRequest("gates: the dashboard variable $%s is not set", v))
 		}
 	}
-	var run *verdicts.Run
-	if ids[0] == runs.IDLatest {
-		e, err := d.catalogs.Store.Latest(ctx, m.TestName)
-		if err != nil {
-			return errorResponse(catalogError(err))
-		}
-		run, err = command.LoadEntry(ctx, d.catalogs.Store, e)
-		if err != nil {
-			return errorResponse(withStatus(backend.StatusBadGateway, err))
-		}
-	} else if run, err = command.LoadStoreRun(ctx, d.catalogs.Store, ids[0]); err != nil {
+	// latest: a catalog failure is the catalog's, a run that cannot be read
+	// a bad gateway; a named run that is not there or cannot be read: 404.
+	latest := ids[0] == runs.IDLatest
+	e, err := d.catalogs.Store.Find(ctx, ids[0], m.TestName)
+	if err != nil && latest {
+		return errorResponse(catalogError(err))
+	}
+	if err != nil {
+		return errorResponse(withStatus(backend.StatusNotFound, err))
+	}
+	run, err := command.LoadEntry(ctx, d.catalogs.Store, e)
+	if err != nil && latest {
+		return errorResponse(withStatus(backend.StatusBadGateway, err))
+	}
+	if err != nil {
 		return errorResponse(withStatus(backend.StatusNotFound, err))
 	}
 	var base *verdicts.Run
