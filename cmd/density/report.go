@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -96,43 +94,28 @@ artifacts cannot be read).`,
 	}
 }
 
-// storeRun is a run found in a results store.
-type storeRun struct {
-	entry runs.Entry
-	where string
-	open  opener
-	close func()
-}
-
 // usageErr marks a store URL or run id that cannot be used (exit 2).
 type usageErr struct{ error }
 
-// openStoreRun opens the store at url and finds the run id (or latest).
-func openStoreRun(ctx context.Context, url, id string) (*storeRun, error) {
+// storeRun reads the parts of the run id ("latest" or a store run id) of
+// the store at url.
+func storeRun(ctx context.Context, url, id string, parts runs.Part) (*runs.Stored, string, error) {
 	st, err := runs.OpenStore(ctx, url)
 	if err != nil {
-		return nil, usageErr{fmt.Errorf("results store: %w", err)}
+		return nil, "", usageErr{fmt.Errorf("results store: %w", err)}
 	}
-	var entry runs.Entry
-	if id == "latest" {
-		entry, err = st.Latest(ctx, "")
-	} else {
-		rid, perr := runs.ParseRunID(id)
-		if perr != nil {
-			_ = st.Close()
-			return nil, usageErr{fmt.Errorf("%q: %w", id, perr)}
-		}
-		entry, err = st.Get(ctx, rid)
+	defer st.Close()
+	run, err := st.Run(ctx, id, parts)
+	if errors.Is(err, runs.ErrInvalidRunID) {
+		return nil, "", usageErr{err}
 	}
 	if err != nil {
-		_ = st.Close()
 		if errors.Is(err, runs.ErrRunNotFound) { // an input that cannot be read
-			return nil, usageErr{fmt.Errorf("%q: %w", id, err)}
+			return nil, "", usageErr{fmt.Errorf("%q: %w", id, err)}
 		}
-		return nil, fmt.Errorf("%q: %w", id, err)
+		return nil, "", fmt.Errorf("%q: %w", id, err)
 	}
-	return &storeRun{entry: entry, where: st.Where(), close: func() { _ = st.Close() },
-		open: func(ctx context.Context, name string) (io.ReadCloser, error) { return st.OpenFile(ctx, entry, name) }}, nil
+	return run, st.Where(), nil
 }
 
 func storeFail(stderr io.Writer, what string, err error) int {
@@ -144,84 +127,50 @@ func storeFail(stderr io.Writer, what string, err error) int {
 	return 1
 }
 
-// opener reads one artifact of a run by file name.
-type opener func(ctx context.Context, name string) (io.ReadCloser, error)
-
-func dirOpener(dir string) opener {
-	return func(_ context.Context, name string) (io.ReadCloser, error) {
-		// Never through a symbolic link (export.md).
-		return artifact.OpenNoFollow(filepath.Join(dir, name))
+// reportRun is a stored run as the report shows it: server_summary.json
+// (required) and the run's rows of stats.jsonl (artifact.SelectRunRows):
+// trial_summary and the phase, ladder and gate sets; a missing or
+// unreadable stats.jsonl is a notice.
+func reportRun(s *runs.Stored) (report.Run, []string, error) {
+	if p := s.Problem(runs.FileServerSummary); p != nil {
+		return report.Run{}, nil, p.Err
 	}
-}
-
-func readAll(ctx context.Context, open opener, name string) ([]byte, error) {
-	r, err := open(ctx, name)
-	if err != nil {
-		return nil, err
+	if s.Summary == nil {
+		return report.Run{}, nil, fmt.Errorf("reading %s: the run has none", runs.FileServerSummary)
 	}
-	defer r.Close()
-	return io.ReadAll(r)
-}
-
-// loadRun reads a stored run: server_summary.json (required) and the rows
-// of the same run from stats.jsonl, trial_summary and the others (gates,
-// phases, ladder); a missing or unreadable stats.jsonl is a notice.
-func loadRun(ctx context.Context, open opener) (report.Run, []string, error) {
-	data, err := readAll(ctx, open, runs.FileServerSummary)
-	if err != nil {
-		return report.Run{}, nil, fmt.Errorf("reading %s: %w", runs.FileServerSummary, err)
-	}
-	s, err := artifact.ReadServerSummary(data)
-	if err != nil {
-		return report.Run{}, nil, err
-	}
-	run := report.Run{Meta: s.Meta, Result: s.Result}
+	run := report.Run{Meta: s.Summary.Meta, Result: s.Summary.Result}
 	var notices []string
-	rows, err := readAll(ctx, open, runs.FileStatsJSONL)
-	if err != nil {
-		return run, append(notices, fmt.Sprintf("%s unreadable, no frontiers: %v", runs.FileStatsJSONL, err)), nil
+	switch p := s.Problem(runs.FileStatsJSONL); {
+	case !s.Entry.Artifacts.StatsJSONL:
+		return run, append(notices, fmt.Sprintf("%s unreadable, no frontiers: the run has none", runs.FileStatsJSONL)), nil
+	case p != nil:
+		notices = append(notices, fmt.Sprintf("%s unreadable, no frontiers: %v", runs.FileStatsJSONL, p.Err))
 	}
-	ts := artifact.DataTimestamp(s.Meta.Start)
-	err = artifact.ScanRows(bytes.NewReader(rows), func(l artifact.Line) error {
-		r := l.Row
-		if r == nil || r.Timestamp != ts || r.Tag != s.Meta.Tag || r.TestName != s.Meta.TestName || r.Metric == artifact.MetricServerSummary {
-			return nil
-		}
-		if r.Metric != artifact.MetricTrialSummary {
-			// The last row of each metric wins, as with --replace.
-			run.Rows = slices.DeleteFunc(run.Rows, func(o artifact.Row) bool { return o.Metric == r.Metric })
-			run.Rows = append(run.Rows, *r)
-			return nil
-		}
-		m := make(frontier.Measurements, 0, len(r.Measurements))
-		for _, f := range r.Measurements {
+	if t := s.Rows.Trial; t != nil {
+		run.Trial = make(frontier.Measurements, 0, len(t.Measurements))
+		for _, f := range t.Measurements {
 			var v *string
 			if sv, ok := f.Value.(string); ok {
 				v = &sv
 			}
-			m = append(m, frontier.Measurement{Key: f.Key, Value: v})
+			run.Trial = append(run.Trial, frontier.Measurement{Key: f.Key, Value: v})
 		}
-		run.Trial = m // the last row of the run wins, as with --replace
-		return nil
-	})
-	if err != nil {
-		notices = append(notices, fmt.Sprintf("%s unreadable, no frontiers: %v", runs.FileStatsJSONL, err))
 	}
+	run.Rows = s.Rows.Sets()
 	return run, notices, nil
 }
 
-// loadPSI reads psi_series.json; without it the report shows the PSI
-// summaries with a notice.
-func loadPSI(ctx context.Context, open opener) (*artifact.PSISeries, string) {
-	data, err := readAll(ctx, open, runs.FilePSISeries)
-	if err != nil {
-		return nil, fmt.Sprintf("%s unreadable: %v", runs.FilePSISeries, err)
+// psiNotice says why a run has no psi_series.json to show ("" when it has).
+func psiNotice(s *runs.Stored) string {
+	switch p := s.Problem(runs.FilePSISeries); {
+	case p != nil && p.Kind == runs.Malformed:
+		return fmt.Sprintf("%s: %v", runs.FilePSISeries, p.Err)
+	case p != nil:
+		return fmt.Sprintf("%s unreadable: %v", runs.FilePSISeries, p.Err)
+	case s.PSI == nil:
+		return fmt.Sprintf("%s unreadable: the run has none", runs.FilePSISeries)
 	}
-	d, err := artifact.ReadPSISeries(data)
-	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", runs.FilePSISeries, err)
-	}
-	return d, ""
+	return ""
 }
 
 // psiFromPrometheus computes psi_series.json's bands of a stored run from
@@ -259,9 +208,9 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		return 1
 	}
 	var (
-		open, baseOpen opener
-		in             report.Input
-		out            = f.out
+		stored, base *runs.Stored
+		in           report.Input
+		out          = f.out
 	)
 	// A file of a run directory that is a symbolic link is refused, before
 	// anything is read (export.md; exit 2: report only reads there).
@@ -275,7 +224,10 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		}
 	}
 	if f.runDir != "" {
-		open = dirOpener(f.runDir)
+		var err error
+		if stored, err = runs.Dir(f.runDir, runs.PartAll); err != nil {
+			return fail(err)
+		}
 		in.Source = "stored artifacts in " + f.runDir
 		if fi, err := os.Stat(filepath.Join(f.runDir, runs.FileServerSummary)); err == nil {
 			in.HarvestedAt = fi.ModTime()
@@ -284,15 +236,14 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			out = f.runDir
 		}
 	} else {
-		sr, err := openStoreRun(ctx, f.store, f.runID)
+		s, where, err := storeRun(ctx, f.store, f.runID, runs.PartAll)
 		if err != nil {
 			return storeFail(stderr, "run", err)
 		}
-		defer sr.close()
-		open = sr.open
-		in.Source = fmt.Sprintf("results store %s, run %s", sr.where, sr.entry.ID)
+		stored = s
+		in.Source = fmt.Sprintf("results store %s, run %s", where, s.Entry.ID)
 		if out == "" {
-			out = fmt.Sprintf("./%s-%d", sr.entry.TestName, sr.entry.Start)
+			out = fmt.Sprintf("./%s-%d", s.Entry.TestName, s.Entry.Start)
 		}
 	}
 	if f.base.Run != "" {
@@ -300,15 +251,17 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		if url == "" {
 			url = f.store
 		}
-		sr, err := openStoreRun(ctx, url, f.base.Run)
+		s, _, err := storeRun(ctx, url, f.base.Run, runs.PartSummary|runs.PartRows)
 		if err != nil {
 			return storeFail(stderr, "baseline run", err)
 		}
-		defer sr.close()
-		baseOpen = sr.open
+		base = s
 	}
 	if f.base.Dir != "" {
-		baseOpen = dirOpener(f.base.Dir)
+		var err error
+		if base, err = runs.Dir(f.base.Dir, runs.PartSummary|runs.PartRows); err != nil {
+			return fail(fmt.Errorf("baseline: %w", err))
+		}
 	}
 
 	// The run's and the baseline's artifacts are inputs named on the
@@ -317,14 +270,13 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "density report: %v\n", err)
 		return 2
 	}
-	run, notices, err := loadRun(ctx, open)
+	run, notices, err := reportRun(stored)
 	if err != nil {
 		return usage(err)
 	}
 	in.Run, in.Notices = run, notices
-	var psiNotice string
-	in.PSI, psiNotice = loadPSI(ctx, open)
-	if psiNotice != "" {
+	in.PSI = stored.PSI
+	if psiNotice := psiNotice(stored); psiNotice != "" {
 		in.Notices = append(in.Notices, psiNotice)
 		url := f.promURL
 		cfg, err := f.prometheus().Config(os.Getenv)
@@ -351,8 +303,8 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			}
 		}
 	}
-	if baseOpen != nil {
-		b, _, err := loadRun(ctx, baseOpen)
+	if base != nil {
+		b, _, err := reportRun(base)
 		if err != nil {
 			return usage(fmt.Errorf("baseline: %w", err))
 		}

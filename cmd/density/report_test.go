@@ -53,7 +53,12 @@ func writeStoredRun(t *testing.T, dir string, p50 float64, psi bool) {
 		files[runs.FilePSISeries] = b
 	}
 	v := "42.5"
-	rows := []artifact.Row{artifact.ServerSummaryRow(md, r),
+	phase := func(metric string) artifact.Row {
+		return artifact.Row{Timestamp: artifact.DataTimestamp(md.Start), Tag: md.Tag, TestName: md.TestName, Metric: metric,
+			Measurements: artifact.Object{{Key: "p95_ms", Value: "12.5"}}}
+	}
+	// An older export's phase set, then this one's: the last set wins.
+	rows := []artifact.Row{phase("phase_old"), artifact.ServerSummaryRow(md, r), phase("phase_new"),
 		{Timestamp: artifact.DataTimestamp(md.Start), Tag: md.Tag, TestName: md.TestName, Metric: "gate_summary",
 			Measurements: artifact.Object{{Key: "verdict", Value: "pass"}}},
 		{Timestamp: artifact.DataTimestamp(md.Start), Tag: "other", TestName: md.TestName, Metric: "gate_summary",
@@ -101,6 +106,9 @@ func TestReportFromRunDir(t *testing.T) {
 	page := readReport(t, dir)
 	if strings.Contains(page, "of another run") {
 		t.Error("a row of another run shown")
+	}
+	if !strings.Contains(page, `data-key="phase_new.p95_ms"`) || strings.Contains(page, "phase_old") || strings.Contains(page, "of another run") {
+		t.Error("the report must show the run's last phase set, and no rows that are not the run's (an older phase set, another run's gate row)")
 	}
 	for _, want := range []string{`data-key="gate_summary.verdict">pass<`, `data-key="actors_per_node">42.5<`, `data-key="cluster_packing_p50"`, ">0.75<", "no series in psi_series.json node_psi.cpu"} {
 		if !strings.Contains(page, want) {

@@ -37,21 +37,11 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 	}
 	s := &StoredSummary{Result: harvest.EmptyResult(), Blocks: map[string]bool{}}
 	if raw, ok := doc["metadata"]; ok {
-		var md struct {
-			TestName    string `json:"test_name"`
-			Tag         string `json:"tag"`
-			PromURL     string `json:"prom_url"`
-			Start       int64  `json:"start_ts"`
-			End         int64  `json:"end_ts"`
-			SteadyStart int64  `json:"steady_start_ts"`
-			SteadyEnd   int64  `json:"steady_end_ts"`
-			LagS        int64  `json:"atelet_lag_s"`
-		}
+		var md RecordedMetadata
 		if err := json.Unmarshal(raw, &md); err != nil {
 			return nil, fmt.Errorf("server_summary.json metadata: %w", err)
 		}
-		s.Meta = ServerMetadata{TestName: md.TestName, Tag: md.Tag, PromURL: md.PromURL, Start: md.Start, End: md.End,
-			SteadyStart: md.SteadyStart, SteadyEnd: md.SteadyEnd, LagS: md.LagS}
+		s.Meta = md.Meta()
 	}
 	// The blocks in the engine's table order, each by its reader; a block
 	// the file lacks (or holds as null) stays all-null.
@@ -74,6 +64,47 @@ func ReadServerSummary(data []byte) (*StoredSummary, error) {
 		s.Blocks[b.Name] = true
 	}
 	return s, nil
+}
+
+// RecordedMetadata is the metadata block of server_summary.json as
+// recorded: a nil field was not (the reference runner's files, a file cut
+// short).
+type RecordedMetadata struct {
+	TestName    *string `json:"test_name"`
+	Tag         *string `json:"tag"`
+	PromURL     *string `json:"prom_url"`
+	Start       *int64  `json:"start_ts"`
+	End         *int64  `json:"end_ts"`
+	SteadyStart *int64  `json:"steady_start_ts"`
+	SteadyEnd   *int64  `json:"steady_end_ts"`
+	LagS        *int64  `json:"atelet_lag_s"`
+}
+
+// Meta is the metadata with what was not recorded as zero.
+func (m RecordedMetadata) Meta() ServerMetadata {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	num := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return ServerMetadata{TestName: str(m.TestName), Tag: str(m.Tag), PromURL: str(m.PromURL), Start: num(m.Start), End: num(m.End),
+		SteadyStart: num(m.SteadyStart), SteadyEnd: num(m.SteadyEnd), LagS: num(m.LagS)}
+}
+
+// RunKey is the identity the run's stats.jsonl rows repeat, when the
+// metadata recorded it (test_name, tag and start_ts).
+func (m RecordedMetadata) RunKey() *RunKey {
+	if m.TestName == nil || m.Tag == nil || m.Start == nil {
+		return nil
+	}
+	return &RunKey{Timestamp: DataTimestamp(*m.Start), Tag: *m.Tag, TestName: *m.TestName}
 }
 
 // blockReaders decode each block of server_summary.json into the Result,

@@ -451,15 +451,9 @@ func (o Options) load(ctx context.Context) (runInputs, string, error) {
 		return runInputs{}, "", usageErrorf("results store: %v", err)
 	}
 	defer st.Close()
-	var entry runs.Entry
-	if o.RunID == "latest" {
-		entry, err = st.Latest(ctx, o.TestName)
-	} else {
-		id, perr := runs.ParseRunID(o.RunID)
-		if perr != nil {
-			return runInputs{}, "", usageErrorf("--run: %v", perr)
-		}
-		entry, err = st.Get(ctx, id)
+	entry, err := st.Find(ctx, o.RunID, o.TestName)
+	if errors.Is(err, runs.ErrInvalidRunID) {
+		return runInputs{}, "", usageErrorf("--run %v", err)
 	}
 	if err != nil {
 		return runInputs{}, "", usageErrorf("run %q: %v", o.RunID, err)

@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"regexp"
-	"strconv"
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
@@ -43,10 +41,6 @@ func dirOpener(dir string) opener {
 		return artifact.OpenNoFollow(filepath.Join(dir, name))
 	}
 }
-
-// storeLayout matches the orchestrator's upload layout in a path, so a run
-// directory synced from the store keeps its test name and tag.
-var storeLayout = regexp.MustCompile(`(?:^|/)runs/([^/]+)/run_date=[^/]+/run_ts=([0-9]+)/run_tag=([^/]+)/?$`)
 
 // resolve reads the run's files and decides its window and steady window
 // (runs.ResolveWindow, RuleExport: the flags, else server_summary.json
@@ -105,15 +99,16 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 		return rec
 	}
 
-	if m := storeLayout.FindStringSubmatch(filepath.ToSlash(o.RunDir)); m != nil {
+	// A run directory synced from the store keeps its test name and tag.
+	if l, ok := runs.ParseStorePath(o.RunDir); ok {
 		if r.TestName == "" {
-			r.TestName = m[1]
+			r.TestName = l.TestName
 		}
 		if r.Tag == "" {
-			r.Tag = m[3]
+			r.Tag = l.Tag
 		}
 		if r.Start == 0 {
-			r.Start, _ = strconv.ParseInt(m[2], 10, 64)
+			r.Start = l.RunTS
 		}
 	}
 	var hist *runs.History

@@ -11,22 +11,12 @@ import (
 
 // Row metrics.
 const (
-	MetricStepPrefix = "ladder_step_"
-	MetricSummary    = "ladder_summary"
+	MetricStepPrefix = artifact.MetricLadderStepPrefix
+	MetricSummary    = artifact.MetricLadderSummary
 )
 
 // IsLadderMetric reports whether metric is one of the ladder family's.
-func IsLadderMetric(metric string) bool {
-	if metric == MetricSummary {
-		return true
-	}
-	n, ok := strings.CutPrefix(metric, MetricStepPrefix)
-	if !ok || len(n) < 3 {
-		return false
-	}
-	_, err := strconv.ParseUint(n, 10, 64)
-	return err == nil
-}
+func IsLadderMetric(metric string) bool { return artifact.FamilyOf(metric) == artifact.FamilyLadder }
 
 // StepMetric is the metric of step n (3 digits at least).
 func StepMetric(n int64) string { return fmt.Sprintf("%s%03d", MetricStepPrefix, n) }

@@ -10,15 +10,13 @@ import (
 
 // Metrics of the phase family of stats.jsonl rows.
 const (
-	MetricPrefix  = "phase_"
-	MetricSummary = "phase_breakdown_summary"
+	MetricPrefix  = artifact.MetricPhasePrefix
+	MetricSummary = artifact.MetricPhaseSummary
 )
 
 // IsFamilyMetric says a metric belongs to the phase family (the rows
 // --replace swaps when the export produced them).
-func IsFamilyMetric(metric string) bool {
-	return strings.HasPrefix(metric, MetricPrefix)
-}
+func IsFamilyMetric(metric string) bool { return artifact.FamilyOf(metric) == artifact.FamilyPhases }
 
 // RunKey is what every row of a run repeats.
 type RunKey struct {

@@ -71,8 +71,9 @@ func frameGroups(t testing.TB, f *data.Frame) []phases.Group {
 }
 
 // A stored run's phase rows come back as the table, row for row, filtered
-// by op and layer, without a Prometheus request; the last set of rows in
-// stats.jsonl wins and the summary's counts are in the notices.
+// by op and layer, without a Prometheus request; the last set of the run's
+// rows in stats.jsonl wins (another run's rows after it are not the run's)
+// and the summary's counts are in the notices.
 func TestPhasesStoredRun(t *testing.T) {
 	e := newEnv(t, "steady")
 	stale := phaseRowsOf(e, []phases.Group{{Layer: "atelet", Op: "restore", Phase: "old", Count: 1, P50: 1, P90: 1, P95: 1, Max: 1}})
@@ -81,9 +82,15 @@ func TestPhasesStoredRun(t *testing.T) {
 		Metric: artifact.MetricTrialSummary, Measurements: artifact.Object{{Key: "x", Value: "1"}}})
 	rows := phaseRowsOf(e, phaseGroups)
 	rc := 38
-	rows = append(rows, phases.SummaryRow(phases.RunKey{Tag: e.truth.Tag, TestName: e.truth.TestName},
+	// The summary row repeats the run's key: a row with another timestamp
+	// belongs to another run (the one row rule).
+	rows = append(rows, phases.SummaryRow(phases.RunKey{Timestamp: "2024-03-12T10:00:00Z", Tag: e.truth.Tag, TestName: e.truth.TestName},
 		phases.Summary{Records: 116, PodsRead: &rc, AteletCheckpoint: 40, AteletRestore: 38}))
 	storePhaseRows(t, e, rows...)
+	// Another run's phase rows after them are not this run's.
+	otherRun, _ := phases.Rows(phases.RunKey{Timestamp: "2024-03-13T10:00:00Z", Tag: e.truth.Tag, TestName: e.truth.TestName},
+		[]phases.Group{{Layer: "atelet", Op: "restore", Phase: "other", Count: 2, P50: 2, P90: 2, P95: 2, Max: 2}})
+	storePhaseRows(t, e, otherRun...)
 	proxy := newCountingProxy(t, e.prom.URL)
 	e.promURL = proxy.URL
 	c := e.client(t)

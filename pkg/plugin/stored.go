@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -10,12 +9,8 @@ import (
 	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
-	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
 )
-
-// maxStoredFile bounds what is read of one stored artifact.
-const maxStoredFile = 64 << 20
 
 // A stored run's recorded artifacts are read separately and lazily, each
 // once per finished run (they are immutable once written), so that a panel
@@ -30,17 +25,14 @@ type storedFile[T any] struct {
 	problem string
 }
 
-// storedRows are the rows of a stored run's stats.jsonl that panels show.
+// storedRows are the rows of a stored run's stats.jsonl that panels show:
+// the run's row sets by the one row rule (artifact.SelectRunRows).
 type storedRows struct {
-	// server and trial are the last server_summary and trial_summary rows.
+	// server and trial are the run's server_summary and trial_summary rows.
 	server, trial *artifact.Row
-	// ladder is the last set of ladder_step_* and ladder_summary rows.
-	ladder []artifact.Row
-	// phases are the phase family rows (phase-breakdown.md): the last run
-	// of consecutive phase rows, so that a later export's set replaces an
-	// earlier one appended to the same file.
-	phases  []artifact.Row
-	problem string
+	// ladder and phases are the run's last sets of those families.
+	ladder, phases []artifact.Row
+	problem        string
 }
 
 // storedOnce reads one artifact of a stored run through the cache: kept
@@ -69,31 +61,28 @@ func (d *Datasource) inStore(e runs.Entry) bool {
 // storedSummary is a stored run's server_summary.json read into the
 // engine's Result (the blocks are harvested when it cannot be read).
 func (d *Datasource) storedSummary(ctx context.Context, e runs.Entry) storedFile[artifact.StoredSummary] {
-	return readStoredFile(ctx, d, e, e.Artifacts.ServerSummary, runs.FileServerSummary, artifact.ReadServerSummary,
-		"its numbers are harvested from Prometheus")
+	return readStoredFile(ctx, d, e, e.Artifacts.ServerSummary, runs.PartSummary, runs.FileServerSummary,
+		func(s *runs.Stored) *artifact.StoredSummary { return s.Summary }, "its numbers are harvested from Prometheus")
 }
 
 // storedPSIFile is a stored run's psi_series.json: the bands and top
 // series of every PSI panel.
 func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedFile[artifact.PSISeries] {
-	return readStoredFile(ctx, d, e, e.Artifacts.PSISeries, runs.FilePSISeries, artifact.ReadPSISeries,
-		"PSI series are read from Prometheus")
+	return readStoredFile(ctx, d, e, e.Artifacts.PSISeries, runs.PartPSI, runs.FilePSISeries,
+		func(s *runs.Stored) *artifact.PSISeries { return s.PSI }, "PSI series are read from Prometheus")
 }
 
-// readStoredFile reads and parses the stored artifact name of e, once,
+// readStoredFile reads one part of e through the stored-run reader, once,
 // when the run has it; instead says what is read when it cannot be.
-func readStoredFile[T any](ctx context.Context, d *Datasource, e runs.Entry, has bool, name string, parse func([]byte) (*T, error), instead string) storedFile[T] {
+func readStoredFile[T any](ctx context.Context, d *Datasource, e runs.Entry, has bool, part runs.Part, name string, pick func(*runs.Stored) *T, instead string) storedFile[T] {
 	if !d.inStore(e) || !has {
 		return storedFile[T]{}
 	}
 	return storedOnce(ctx, d, e, "stored "+name, func() storedFile[T] {
-		var s storedFile[T]
-		b, err := d.catalogs.Store.ReadFile(ctx, e, name, maxStoredFile)
-		if err == nil {
-			s.value, err = parse(b)
-		}
-		if err != nil {
-			s.value, s.problem = nil, fmt.Sprintf("the run's stored %s could not be read (%v): %s", name, err, instead)
+		st := d.catalogs.Store.Read(ctx, e, part)
+		s := storedFile[T]{value: pick(st)}
+		if p := st.Problem(name); p != nil {
+			s.value, s.problem = nil, fmt.Sprintf("the run's stored %s could not be read (%v): %s", name, p.Err, instead)
 		}
 		return s
 	})
@@ -104,36 +93,12 @@ func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
 		return storedRows{}
 	}
 	return storedOnce(ctx, d, e, "stored "+runs.FileStatsJSONL, func() storedRows {
-		var s storedRows
-		b, err := d.catalogs.Store.ReadFile(ctx, e, runs.FileStatsJSONL, maxStoredFile)
-		if err != nil {
-			s.problem = err.Error()
-			return s
+		st := d.catalogs.Store.Read(ctx, e, runs.PartRows)
+		rr := st.Rows
+		s := storedRows{server: rr.Server, trial: rr.Trial, ladder: rr.Ladder, phases: rr.Phases}
+		if p := st.Problem(runs.FileStatsJSONL); p != nil {
+			s.problem = p.Err.Error()
 		}
-		inLadder := false
-		inSet := false
-		_ = artifact.ScanRows(bytes.NewReader(b), func(l artifact.Line) error {
-			if l.Row != nil {
-				switch l.Row.Metric {
-				case artifact.MetricTrialSummary:
-					s.trial = l.Row // the last row wins
-				case artifact.MetricServerSummary:
-					s.server = l.Row
-				}
-			}
-			inLadder = keepLadderRow(&s.ladder, l.Row, inLadder)
-			isPhase := l.Row != nil && phases.IsFamilyMetric(l.Row.Metric)
-			if isPhase && !inSet {
-				s.phases = nil // a new set: the last one wins
-			}
-			if isPhase {
-				s.phases = append(s.phases, *l.Row)
-			}
-			if l.Row != nil {
-				inSet = isPhase // blank or broken lines do not end a set
-			}
-			return nil
-		})
 		return s
 	})
 }
@@ -148,20 +113,6 @@ func problems(ps ...string) []string {
 		}
 	}
 	return out
-}
-
-// keepLadderRow adds a ladder row to set, starting a new set (the last
-// one wins) at a ladder row after other rows or after a summary; it
-// returns whether the set is still open.
-func keepLadderRow(set *[]artifact.Row, r *artifact.Row, open bool) bool {
-	if r == nil || !ladder.IsLadderMetric(r.Metric) {
-		return false
-	}
-	if !open || (len(*set) > 0 && (*set)[len(*set)-1].Metric == ladder.MetricSummary) {
-		*set = nil
-	}
-	*set = append(*set, *r)
-	return true
 }
 
 // storedBlock is a block of a stored run read from its server_summary.json,

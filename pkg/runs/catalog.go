@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/substrate/density/pkg/artifact"
 )
 
 // Catalog sources (Entry.Source).
@@ -49,6 +51,10 @@ type Entry struct {
 	Problems []string
 	// Files lists the run's files with their sizes in bytes (stored runs).
 	Files []File
+	// RowKey is the identity the run's stats.jsonl rows repeat, as its
+	// server_summary.json metadata recorded it (nil: not recorded; the rows
+	// then decide, see artifact.SelectRunRows).
+	RowKey *artifact.RunKey
 }
 
 // File is one object of a stored run.

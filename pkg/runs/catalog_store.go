@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,44 @@ const (
 	storeTagKey   = "run_tag="
 	storeDateForm = "2006-01-02"
 )
+
+// StorePath is what a run's prefix in the store layout names:
+// runs/<test_name>/run_date=<date>/run_ts=<run_ts>/run_tag=<tag>/.
+type StorePath struct {
+	TestName, Tag string
+	RunTS         int64
+}
+
+// ParseStorePath reads the store layout at the end of a path (a store
+// prefix, or a run directory synced from the store; "/" or the OS
+// separator): ok false when the path does not end in that layout.
+func ParseStorePath(path string) (StorePath, bool) {
+	segs := strings.Split(strings.TrimSuffix(filepath.ToSlash(path), "/"), "/")
+	if len(segs) < 5 {
+		return StorePath{}, false
+	}
+	segs = segs[len(segs)-5:]
+	date, okD := strings.CutPrefix(segs[2], storeDateKey)
+	ts, okT := strings.CutPrefix(segs[3], storeTSKey)
+	tag, okG := strings.CutPrefix(segs[4], storeTagKey)
+	if segs[0]+"/" != storeRunsDir || segs[1] == "" || !okD || date == "" || !okT || !okG || tag == "" || !allDigits(ts) {
+		return StorePath{}, false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return StorePath{}, false
+	}
+	return StorePath{TestName: segs[1], Tag: tag, RunTS: n}, true
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // Limits of the store catalog.
 const (
@@ -470,7 +509,7 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 		if err != nil {
 			summaryErr = err
 		} else {
-			in.Summary = &m
+			in.Summary, e.RowKey = &m, m.RowKey()
 		}
 	}
 	if e.Artifacts.StatsJSONL {
@@ -517,27 +556,6 @@ func storedWindowFrom(from WindowSource) string {
 		return "the last " + FileStatsHistory + " timestamp"
 	}
 	return "unknown: no server_summary.json, trial_summary row or stats_history.csv timestamp"
-}
-
-// ReadFile reads one file of a stored run, at most limit bytes (an error
-// beyond). Callers check Entry.Artifacts first: a missing file is an error.
-func (s *Store) ReadFile(ctx context.Context, e Entry, name string, limit int64) ([]byte, error) {
-	if e.Source != SourceStore || e.StorePath == "" {
-		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
-	}
-	if err := ValidSegment(name); err != nil {
-		return nil, fmt.Errorf("file name %q: %w", name, err)
-	}
-	return withReader(ctx, s, e.StorePath+name, func(r io.Reader) ([]byte, error) {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("larger than %d bytes", limit)
-		}
-		return b, nil
-	})
 }
 
 // OpenFile streams one file of a stored run; the caller closes it.

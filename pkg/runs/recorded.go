@@ -1,11 +1,12 @@
 package runs
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/substrate/density/pkg/artifact"
 )
 
 // Recorded is what this project's own earlier artifacts of a run say about
@@ -51,14 +52,7 @@ func readSummaryMeta(r io.Reader, whole bool) (Recorded, error) {
 			}
 			continue
 		}
-		var m struct {
-			TestName    *string `json:"test_name"`
-			Tag         *string `json:"tag"`
-			Start       *int64  `json:"start_ts"`
-			End         *int64  `json:"end_ts"`
-			SteadyStart *int64  `json:"steady_start_ts"`
-			SteadyEnd   *int64  `json:"steady_end_ts"`
-		}
+		var m artifact.RecordedMetadata
 		if err := dec.Decode(&m); err != nil {
 			return fail(err)
 		}
@@ -74,39 +68,42 @@ func readSummaryMeta(r io.Reader, whole bool) (Recorded, error) {
 }
 
 // ReadTrialSummaryWindow returns the run window of the last trial_summary
-// row of stats.jsonl that has one. Lines that are not JSON objects are
-// skipped: other tools' rows and a corrupt line must not hide a good row.
+// row of stats.jsonl that has one. Lines that are not rows are skipped:
+// other tools' rows and a corrupt line must not hide a good row.
 func ReadTrialSummaryWindow(r io.Reader) (Recorded, error) {
 	var rec Recorded
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		var row struct {
-			Metric       string             `json:"metric"`
-			Tag          *string            `json:"tag"`
-			TestName     *string            `json:"test_name"`
-			Measurements map[string]*string `json:"measurements"`
+	err := artifact.ScanRows(r, func(l artifact.Line) error {
+		row := l.Row
+		if row == nil || row.Metric != artifact.MetricTrialSummary {
+			return nil
 		}
-		if json.Unmarshal(sc.Bytes(), &row) != nil || row.Metric != "trial_summary" {
-			continue
-		}
-		start, okS := parseRecordedInt(row.Measurements["run_start"])
-		end, okE := parseRecordedInt(row.Measurements["run_end"])
+		start, okS := recordedInt(row.Measurements, "run_start")
+		end, okE := recordedInt(row.Measurements, "run_end")
 		if !okS || !okE {
-			continue
+			return nil
 		}
-		rec = Recorded{TestName: row.TestName, Tag: row.Tag, Start: &start, End: &end}
-	}
-	if err := sc.Err(); err != nil {
+		rec = Recorded{TestName: &row.TestName, Tag: &row.Tag, Start: &start, End: &end}
+		return nil
+	})
+	if err != nil {
 		return Recorded{}, fmt.Errorf("reading %s: %w", FileStatsJSONL, err)
 	}
 	return rec, nil
 }
 
-func parseRecordedInt(s *string) (int64, bool) {
-	if s == nil {
+// RowKey is the identity the run's stats.jsonl rows repeat, when the
+// record holds one (test name, tag and start).
+func (r Recorded) RowKey() *artifact.RunKey {
+	return artifact.RecordedMetadata{TestName: r.TestName, Tag: r.Tag, Start: r.Start}.RunKey()
+}
+
+// recordedInt is an integer measurement written as a string.
+func recordedInt(m artifact.Object, key string) (int64, bool) {
+	v, _ := m.Get(key)
+	s, ok := v.(string)
+	if !ok {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(*s, 10, 64)
-	return v, err == nil
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }

@@ -233,7 +233,7 @@ func Summarise(rs []GateResult) GateSummary {
 }
 
 // Metric of the summary row of the gate family.
-const MetricGateSummary = "gate_summary"
+const MetricGateSummary = artifact.MetricGateSummary
 
 // GateRows are the gate family's stats.jsonl rows: one gate_<key> row per
 // gate, then gate_summary; every value a string or null.
@@ -279,11 +279,5 @@ func GateRows(rs []GateResult, timestamp, tag, testName string) []artifact.Row {
 // MatchGateRows matches the gate family's lines of one run (for replacing
 // an earlier family in place).
 func MatchGateRows(timestamp, tag, testName string) func(line []byte) bool {
-	return func(line []byte) bool {
-		r, err := artifact.ParseRow(line)
-		if err != nil {
-			return false
-		}
-		return IsGateMetric(r.Metric) && r.Timestamp == timestamp && r.Tag == tag && r.TestName == testName
-	}
+	return artifact.MatchRunFamily(timestamp, tag, testName, IsGateMetric)
 }

@@ -82,46 +82,31 @@ func flatKey(metric, key string) string {
 }
 
 // IsGateMetric reports whether a row metric belongs to the gate family.
-func IsGateMetric(metric string) bool {
-	return strings.HasPrefix(metric, "gate_")
+func IsGateMetric(metric string) bool { return artifact.FamilyOf(metric) == artifact.FamilyGates }
+
+// RunFromRows builds a run from stats.jsonl rows, taking the run the rows
+// decide (artifact.SelectRunRows with no key: the run of the last
+// server_summary row, else of the last trial_summary row).
+func RunFromRows(rows []artifact.Row) Run {
+	return RunFromRunRows(artifact.SelectRunRows(nil, rows))
 }
 
-// RunFromRows builds a run from its stats.jsonl rows. When a metric occurs
-// more than once the last row wins (a re-harvest appends a second set).
-// The gate family is left out (verdicts are not measurements). Identity
-// comes from the last server_summary row, else the last trial_summary
-// row, else the last row. Values that are not strings, numbers or null
+// RunFromRunRows builds a run from its row sets (the one row rule already
+// applied): the server_summary and trial_summary keys, then the phase and
+// ladder sets' as <metric>.<key>; the gate family is left out (verdicts
+// are not measurements). A key met twice keeps its first value. Identity
+// comes from the rows' key. Values that are not strings, numbers or null
 // are kept as null.
-func RunFromRows(rows []artifact.Row) Run {
-	last := map[string]int{}
-	var order []string
-	var id *artifact.Row
-	for i := range rows {
-		m := rows[i].Metric
-		if IsGateMetric(m) {
+func RunFromRunRows(rr artifact.RunRows) Run {
+	run := Run{TestName: rr.Key.TestName, Tag: rr.Key.Tag, Timestamp: rr.Key.Timestamp}
+	rows := rr.All()
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if IsGateMetric(r.Metric) {
 			continue
 		}
-		if _, seen := last[m]; !seen {
-			order = append(order, m)
-		}
-		last[m] = i
-		switch {
-		case m == artifact.MetricServerSummary:
-			id = &rows[i]
-		case m == artifact.MetricTrialSummary && (id == nil || id.Metric != artifact.MetricServerSummary):
-			id = &rows[i]
-		case id == nil || (id.Metric != artifact.MetricServerSummary && id.Metric != artifact.MetricTrialSummary):
-			id = &rows[i]
-		}
-	}
-	var run Run
-	if id != nil {
-		run.TestName, run.Tag, run.Timestamp = id.TestName, id.Tag, id.Timestamp
-	}
-	seen := map[string]bool{}
-	for _, m := range order {
-		for _, f := range rows[last[m]].Measurements {
-			k := flatKey(m, f.Key)
+		for _, f := range r.Measurements {
+			k := flatKey(r.Metric, f.Key)
 			if seen[k] {
 				continue
 			}
@@ -153,16 +138,4 @@ func text(v any) *string {
 		return &s
 	}
 	return nil
-}
-
-// RunFromLines is RunFromRows over the parsed lines of a stats.jsonl file
-// (lines that are not rows are skipped).
-func RunFromLines(lines []artifact.Line) Run {
-	rows := make([]artifact.Row, 0, len(lines))
-	for _, l := range lines {
-		if l.Row != nil {
-			rows = append(rows, *l.Row)
-		}
-	}
-	return RunFromRows(rows)
 }

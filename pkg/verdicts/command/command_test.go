@@ -429,3 +429,42 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 		}
 	})
 }
+
+// A run directory's run is the one its server_summary.json recorded, else
+// the one of its last server_summary row: another run's rows appended to
+// the same stats.jsonl, and a key only in an older set of a family, are not
+// the run's (export.md "Which rows belong to a run").
+func TestLoadDirTakesTheRunsRows(t *testing.T) {
+	dir := t.TempDir()
+	const ts, other = "2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z"
+	data := statsLine(ts, "abc", "server_summary", "restore_p99_s", "1.0") +
+		statsLine(ts, "abc", "phase_a", "p95_ms", "10") + statsLine(ts, "abc", "phase_old", "p95_ms", "11") +
+		statsLine(ts, "abc", "phase_breakdown_summary", "records", "2") +
+		statsLine(ts, "abc", "server_summary", "restore_p99_s", "2.0") +
+		statsLine(ts, "abc", "phase_a", "p95_ms", "20") + statsLine(ts, "abc", "phase_breakdown_summary", "records", "1") +
+		statsLine(other, "abc", "server_summary", "restore_p99_s", "9.0") +
+		statsLine(other, "abc", "phase_a", "p95_ms", "90")
+	if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what, wantRestore, wantPhase string, wantOld bool) {
+		t.Helper()
+		r, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restore, _ := r.Text("restore_p99_s")
+		phase, _ := r.Text("phase_a.p95_ms")
+		_, old := r.Get("phase_old.p95_ms")
+		if restore != wantRestore || phase != wantPhase || old != wantOld {
+			t.Errorf("%s: restore_p99_s %q phase_a.p95_ms %q phase_old %v; want %q %q %v", what, restore, phase, old, wantRestore, wantPhase, wantOld)
+		}
+	}
+	// No server_summary.json: the rows decide (the last server_summary row's run).
+	check("rows decide", "9.0", "90", false)
+	summary := `{"metadata": {"test_name": "nightly", "tag": "abc", "start_ts": 1796119200, "end_ts": 1796122800}}`
+	if err := os.WriteFile(filepath.Join(dir, "server_summary.json"), []byte(summary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("recorded run", "2.0", "20", false)
+}

@@ -4,13 +4,10 @@
 package command
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
-	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
@@ -23,9 +20,6 @@ const (
 	ExitGateFailed = 3
 	ExitRegression = 4
 )
-
-// maxStatsBytes bounds a stored stats.jsonl read.
-const maxStatsBytes = 256 << 20
 
 // usageError is a problem with the inputs (exit 2).
 type usageError struct{ err error }
@@ -43,42 +37,34 @@ func isUsage(err error) bool {
 // LoadDir reads a run directory's stats.jsonl into a run (id: the
 // directory).
 func LoadDir(dir string) (*verdicts.Run, error) {
-	// Never through a symbolic link (export.md): a usage error here; a
-	// command that writes in dir refuses links itself first (exit 1).
-	data, err := artifact.ReadFileNoFollow(filepath.Join(dir, "stats.jsonl"))
+	st, err := runs.Dir(dir, runs.PartRows)
 	if err != nil {
-		return nil, usagef("run directory %s: %v", dir, err)
+		return nil, usagef("%v", err)
 	}
-	r, err := runFromJSONL(data)
-	if err != nil {
-		return nil, usagef("run directory %s: %v", dir, err)
+	if !st.Entry.Artifacts.StatsJSONL {
+		return nil, usagef("run directory %s: no %s", dir, runs.FileStatsJSONL)
 	}
+	if p := st.Problem(runs.FileStatsJSONL); p != nil {
+		return nil, usagef("run directory %s: %v", dir, p)
+	}
+	r := verdicts.RunFromRunRows(st.Rows)
 	r.ID = dir
-	return r, nil
-}
-
-func runFromJSONL(data []byte) (*verdicts.Run, error) {
-	lines, err := artifact.ReadRows(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	r := verdicts.RunFromLines(lines)
 	return &r, nil
 }
 
 // LoadEntry reads a stored run.
 func LoadEntry(ctx context.Context, s *runs.Store, e runs.Entry) (*verdicts.Run, error) {
-	data, err := s.ReadFile(ctx, e, "stats.jsonl", maxStatsBytes)
-	if err != nil {
-		return nil, err
+	st := s.Read(ctx, e, runs.PartRows)
+	if p := st.Problem(runs.FileStatsJSONL); p != nil {
+		return nil, fmt.Errorf("run %s: %w", e.ID, p)
 	}
-	r, err := runFromJSONL(data)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", e.ID, err)
+	if !e.Artifacts.StatsJSONL {
+		return nil, fmt.Errorf("run %s: no %s in the results store", e.ID, runs.FileStatsJSONL)
 	}
+	r := verdicts.RunFromRunRows(st.Rows)
 	r.ID, r.Tag, r.TestName = e.ID, e.Tag, e.TestName
 	r.Start = e.Start
-	return r, nil
+	return &r, nil
 }
 
 // LoadStoreRun reads the run with store id id.
