@@ -223,10 +223,16 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			return 2
 		}
 	}
+	// The run's and the baseline's artifacts are inputs named on the
+	// command line: one that cannot be read is a usage error.
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "density report: %v\n", err)
+		return 2
+	}
 	if f.runDir != "" {
 		var err error
 		if stored, err = runs.Dir(f.runDir, runs.PartAll); err != nil {
-			return fail(err)
+			return usage(err)
 		}
 		in.Source = "stored artifacts in " + f.runDir
 		if fi, err := os.Stat(filepath.Join(f.runDir, runs.FileServerSummary)); err == nil {
@@ -260,16 +266,10 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 	if f.base.Dir != "" {
 		var err error
 		if base, err = runs.Dir(f.base.Dir, runs.PartSummary|runs.PartRows); err != nil {
-			return fail(fmt.Errorf("baseline: %w", err))
+			return usage(fmt.Errorf("baseline: %w", err))
 		}
 	}
 
-	// The run's and the baseline's artifacts are inputs named on the
-	// command line: one that cannot be read is a usage error.
-	usage := func(err error) int {
-		fmt.Fprintf(stderr, "density report: %v\n", err)
-		return 2
-	}
 	run, notices, err := reportRun(stored)
 	if err != nil {
 		return usage(err)

@@ -189,7 +189,7 @@ func TestReportExitCodes(t *testing.T) {
 		{[]string{"--bogus"}, 2, "bogus"},
 		{[]string{"--run-dir", dir, "--max-concurrency", "0"}, 2, "--max-concurrency must be at least 1"},
 		{[]string{"--run-dir", dir}, 2, "server_summary.json"},
-		{[]string{"--run-dir", filepath.Join(dir, "missing")}, 2, "server_summary.json"},
+		{[]string{"--run-dir", filepath.Join(dir, "missing")}, 2, "run directory"},
 	} {
 		code, _, errOut := runCmd(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {
