@@ -110,6 +110,7 @@ func PrintResults(w io.Writer, g Gated) {
 
 // RunCheck is `density check` and `mage check` after flag parsing.
 func RunCheck(ctx context.Context, o CheckOptions, env Env) int {
+	env.Stdout, env.Stderr = cli.Text(env.Stdout), cli.Text(env.Stderr)
 	code, err := runCheck(ctx, o, env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "density check: %v\n", err)
