@@ -254,7 +254,7 @@ func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 	for range maxReopen {
 		// stats.jsonl is read by other tools and people, like Locust's own
 		// files; path is the run directory's, chosen by the operator.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flag, 0o644) //nolint:gosec // G302, G304: see above
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flag, 0o644) // #nosec G302 G304 G703 -- see above
 		if err != nil {
 			return nil, err
 		}

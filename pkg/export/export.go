@@ -311,7 +311,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 	if err != nil {
 		return fail("encoding %s: %v", runs.FileServerSummary, err)
 	}
-	if err := os.MkdirAll(j.outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
+	if err := os.MkdirAll(j.outDir, 0o755); err != nil { // #nosec G301 -- artifacts are for others to read, like Locust's
 		return fail("%v", err)
 	}
 	out.ServerSummary = filepath.Join(j.outDir, runs.FileServerSummary)
