@@ -7,6 +7,7 @@
 //	mage testAll       every check CI runs (the README's test command)
 //	mage gallery       the editors drawn in headless Chromium, with screenshots
 //	mage fuzz          every fuzz target for FUZZTIME (default 5s) each
+//	mage security      gosec, govulncheck (offline db) and tools/ lint (magefile_security.go)
 //	mage export DIR    density export of a run directory (flags as env vars)
 //	mage check DIR     density check of a run directory (GATES, BASELINE, JUNIT, ...)
 //	mage demo          export the built-in demo run (the README's first command)
@@ -40,9 +41,10 @@ var Default = build.Build.Linux
 // TestAll runs every check: Go vet and format, the Go tests with the race
 // detector (pkg, cmd and internal), a short pass of every fuzz target, the
 // frontend type check, lint, tests and build, the editors in headless
-// Chromium, and the linux backend build.
+// Chromium, and the linux backend build; Security (gosec, govulncheck) after
+// the Go checks.
 func TestAll() error {
-	mg.SerialDeps(GoChecks, GoTest, Fuzz, Frontend, Gallery, build.Build.Linux)
+	mg.SerialDeps(GoChecks, Security, GoTest, Fuzz, Frontend, Gallery, build.Build.Linux)
 	return nil
 }
 

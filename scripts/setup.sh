@@ -73,6 +73,17 @@ if ! command -v golangci-lint >/dev/null && [ ! -x "$(go env GOPATH)/bin/golangc
   go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 fi
 
+# mage security: gosec (what Grafana's plugin validator runs) and govulncheck
+# (with the offline database in ../shared/vulndb).
+if ! command -v gosec >/dev/null && [ ! -x "$(go env GOPATH)/bin/gosec" ]; then
+  echo "setup: go install gosec"
+  go install github.com/securego/gosec/v2/cmd/gosec@v2.30.0
+fi
+if ! command -v govulncheck >/dev/null && [ ! -x "$(go env GOPATH)/bin/govulncheck" ]; then
+  echo "setup: go install govulncheck"
+  go install golang.org/x/vuln/cmd/govulncheck@v1.9.0
+fi
+
 echo "setup: go mod download"
 go mod download
 

@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return int(code)
 	default:
-		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), cli.FlagError(err))
+		fmt.Fprintf(cli.Text(stderr), "%s: %v\n", cmd.CommandPath(), cli.FlagError(err))
 		return 2
 	}
 }

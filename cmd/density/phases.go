@@ -57,7 +57,7 @@ func runPhases(paths []string, slowest int, stdout, stderr io.Writer) int {
 	}
 	col := phases.NewCollector()
 	for _, path := range files {
-		f, err := os.Open(path) //nolint:gosec // G703: the operator names the log files to read
+		f, err := os.Open(path) // #nosec G304 -- the operator names the log files to read
 		if err != nil {
 			fmt.Fprintf(stderr, "density phases: %v\n", err)
 			return 1

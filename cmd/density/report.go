@@ -316,7 +316,7 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	elapsed := time.Since(t0)
-	if err := os.MkdirAll(out, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like the export's
+	if err := os.MkdirAll(out, 0o755); err != nil { // #nosec G301 -- artifacts are for others to read, like the export's
 		return fail(err)
 	}
 	path := filepath.Join(out, report.FileName)

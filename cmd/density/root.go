@@ -16,6 +16,10 @@ import (
 // newRoot is the density command tree: the subcommands in the order of the
 // help, then cobra's completion and help.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	// Help, usage and the report, phases and ladder commands print only
+	// human-readable text: escaped (cli.Text). export, check, compare and
+	// regressions escape their own (compare's and regressions' --json not).
+	text, errText := cli.Text(stdout), cli.Text(stderr)
 	cobra.EnableCommandSorting = false // the help lists the commands in this order
 	root := &cobra.Command{
 		Use:     "density",
@@ -32,8 +36,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:       true,
 		DisableSuggestions: true, // errors stay one line
 	}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(text)
+	root.SetErr(errText)
 	root.SetVersionTemplate("density {{.Version}}\n")
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		w := c.OutOrStdout()
@@ -54,9 +58,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		mount(command.CheckCommand(env)),
 		mount(command.CompareCommand(env)),
 		mount(command.RegressionsCommand(env)),
-		mount(reportCommand(stdout, stderr)),
-		mount(phasesCommand(stdout, stderr)),
-		mount(ladderCommand(stdout, stderr)),
+		mount(reportCommand(text, errText)),
+		mount(phasesCommand(text, errText)),
+		mount(ladderCommand(text, errText)),
 		&cobra.Command{
 			Use:   "version",
 			Short: "print the version and exit",

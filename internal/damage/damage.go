@@ -27,11 +27,11 @@ func DenyRead(t testing.TB, path string) (how string) {
 		if err := os.Chmod(path, 0); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = os.Chmod(path, 0o644) })
+		t.Cleanup(func() { _ = os.Chmod(path, 0o644) }) // #nosec G302 -- files written are artifacts or fixtures for others to read
 		return "chmod 000 " + filepath.Base(path)
 	}
 	Remove(t, path)
-	if err := os.Mkdir(path, 0o755); err != nil {
+	if err := os.Mkdir(path, 0o755); err != nil { // #nosec G301 -- output directories are for others to read
 		t.Fatal(err)
 	}
 	return "running as root, which ignores chmod 000: a directory in place of " + filepath.Base(path)
@@ -58,7 +58,7 @@ func Cut(t testing.TB, path string, frac float64) {
 
 func read(t testing.TB, path string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func read(t testing.TB, path string) []byte {
 
 func write(t testing.TB, path string, b []byte) {
 	t.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		t.Fatal(err)
 	}
 }

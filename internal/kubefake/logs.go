@@ -168,5 +168,5 @@ func writeLogStatus(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status: "Failure", Code: int32(code), Message: msg}) //nolint:gosec // G115: an HTTP status code
+		Status: "Failure", Code: int32(code), Message: msg}) // #nosec G115 -- an HTTP status code
 }

@@ -101,7 +101,7 @@ func freePort() (int, error) {
 }
 
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return ""
 	}
@@ -148,12 +148,12 @@ func launch(ctx context.Context, workDir string, externalLabels map[string]strin
 		return nil, err
 	}
 	data := filepath.Join(workDir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := os.MkdirAll(data, 0o755); err != nil { // #nosec G301 -- output directories are for others to read
 		return nil, fmt.Errorf("creating %s: %w", data, err)
 	}
 	t0 := time.Now()
 	for _, omFile := range omFiles {
-		bf := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, data)
+		bf := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", omFile, data) // #nosec G204 -- runs the binary the harness or operator was given, arguments as a list (no shell)
 		if out, err := bf.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("backfilling %s with promtool: %w: %s", omFile, err, lastLines(out, 10))
 		}
@@ -172,7 +172,7 @@ func launch(ctx context.Context, workDir string, externalLabels map[string]strin
 			conf += "    " + k + ": " + strconv.Quote(externalLabels[k]) + "\n"
 		}
 	}
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	var s *Server
@@ -217,11 +217,11 @@ func startProcess(ctx context.Context, kind, bin, workDir string, args func(addr
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(workDir, kind+".log")
-	lf, err := os.Create(logPath)
+	lf, err := os.Create(logPath) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logPath, err)
 	}
-	cmd := exec.Command(bin, args(addr)...)
+	cmd := exec.Command(bin, args(addr)...) // #nosec G204 -- runs the binary the harness or operator was given, arguments as a list (no shell)
 	cmd.Dir = workDir
 	cmd.Stdout, cmd.Stderr = lf, lf
 	// Its own process group (a Ctrl-C reaches the test binary, which
@@ -301,7 +301,7 @@ func LaunchVM(ctx context.Context, omFile, workDir string) (*Server, error) {
 		return nil, err
 	}
 	data := filepath.Join(workDir, "vmdata")
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := os.MkdirAll(data, 0o755); err != nil { // #nosec G301 -- output directories are for others to read
 		return nil, fmt.Errorf("creating %s: %w", data, err)
 	}
 	var s *Server
@@ -335,7 +335,7 @@ func LaunchVM(ctx context.Context, omFile, workDir string) (*Server, error) {
 
 // importOM streams omFile to VictoriaMetrics in chunks.
 func (s *Server) importOM(ctx context.Context, omFile string) error {
-	f, err := os.Open(omFile)
+	f, err := os.Open(omFile) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", omFile, err)
 	}

@@ -22,7 +22,7 @@ func Run(t testing.TB, script string, in, out any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), py, "-c", script)
+	cmd := exec.CommandContext(t.Context(), py, "-c", script) // #nosec G204 -- runs the binary the harness or operator was given, arguments as a list (no shell)
 	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

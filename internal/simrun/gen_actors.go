@@ -8,7 +8,7 @@ import (
 func (g *gen) actorGauges() {
 	w := g.w
 	noise := func(n int, real int64) float64 {
-		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64() //nolint:gosec // G404: deterministic by design
+		return 1 + 0.02*rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(n)<<40^uint64(real))).NormFloat64() // #nosec G115 G404 -- deterministic by design
 	}
 	for _, fam := range []string{FamSampledActors, FamActorWorkSet} {
 		g.o.family(fam, "gauge")

@@ -394,7 +394,7 @@ func writeLadderLog(sc Scenario, dir string) error {
 	}
 	fmt.Fprintf(&b, "[locust] [%s] master-0/INFO/locust.main: --run-time limit reached, shutting down\n", stamp((sc.Duration())*1000))
 	path := filepath.Join(dir, LogsFile)
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

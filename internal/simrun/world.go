@@ -27,7 +27,7 @@ func rngFor(seed int64, parts ...any) *rand.Rand {
 	for _, p := range parts {
 		fmt.Fprint(h, p, "\x00")
 	}
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64())) //nolint:gosec // G404: the simulator is deterministic by design
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64())) // #nosec G115 G404 -- deterministic seeded randomness by design (the seed's bits as they are)
 }
 
 func randName(r *rand.Rand, n int) string {
@@ -412,7 +412,7 @@ func (w *world) allocate() {
 			placed--
 		}
 		for _, i := range alive {
-			w.actors[i][k] = int16(cur[i]) //nolint:gosec // G115: at most the pod capacity (validate bounds it far below 32,767)
+			w.actors[i][k] = int16(cur[i]) // #nosec G115 -- at most the pod capacity (validate bounds it far below 32,767)
 		}
 	}
 	w.nodeAct = make([][]int32, len(w.nodes))

@@ -102,7 +102,7 @@ func Launch(ctx context.Context, bin, omFile, workDir string) (_ *Stack, err err
 	var endpoints []string
 	for i, replica := range []string{"a", "b"} {
 		pdir := filepath.Join(workDir, "prom-"+replica)
-		if err := os.MkdirAll(pdir, 0o755); err != nil {
+		if err := os.MkdirAll(pdir, 0o755); err != nil { // #nosec G301 -- output directories are for others to read
 			return nil, fmt.Errorf("creating %s: %w", pdir, err)
 		}
 		p, err := promtest.LaunchLabeled(ctx, omFile, pdir, map[string]string{ReplicaLabel: replica})
@@ -285,11 +285,11 @@ func start(ctx context.Context, bin, name, workDir string, args func(httpAddr, g
 		return nil, err
 	}
 	logPath := filepath.Join(workDir, name+".log")
-	lf, err := os.Create(logPath)
+	lf, err := os.Create(logPath) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logPath, err)
 	}
-	cmd := exec.Command(bin, args(httpAddr, grpcAddr)...)
+	cmd := exec.Command(bin, args(httpAddr, grpcAddr)...) // #nosec G204 -- runs the binary the harness or operator was given, arguments as a list (no shell)
 	cmd.Dir = workDir
 	cmd.Stdout, cmd.Stderr = lf, lf
 	// Killed with its parent, so a test binary that dies on a timeout leaves

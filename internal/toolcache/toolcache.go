@@ -28,13 +28,13 @@ func Cached(name, module, envBinary string) (path, root string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "tools", module, "go.sum"))
+	sum, err := os.ReadFile(filepath.Join(root, "tools", module, "go.sum")) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return "", root, fmt.Errorf("reading the tools module's go.sum: %w", err)
 	}
 	// The build flags, where a module has them, are part of the key: the
 	// same sources built with other tags are another binary.
-	flags, err := os.ReadFile(filepath.Join(root, "tools", module, BuildFlagsFile))
+	flags, err := os.ReadFile(filepath.Join(root, "tools", module, BuildFlagsFile)) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", root, fmt.Errorf("reading the tools module's %s: %w", BuildFlagsFile, err)
 	}

@@ -60,7 +60,7 @@ func syncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) // #nosec G304 -- the run directory being synced
 	if err != nil {
 		return fmt.Errorf("opening directory %s: %w", dir, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/endpoint"
 	"github.com/substrate/density/pkg/engine"
@@ -115,6 +116,8 @@ func Run(ctx context.Context, o Options, env Env) int {
 // artifacts, then the gates' verdict).
 func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	j := &job{o: o, env: env.withDefaults()}
+	// Every line this prints is for a person: names in it are escaped.
+	j.env.Stdout, j.env.Stderr = cli.Text(j.env.Stdout), cli.Text(j.env.Stderr)
 	if err := j.prepare(); err != nil {
 		return nil, j.usage(err)
 	}
@@ -234,7 +237,7 @@ func (j *job) load(ctx context.Context) int {
 	j.in, j.outDir = in, outDir
 	run := in.Run
 	fmt.Fprintf(j.env.Stdout, "run %s %s: window [%d, %d], steady [%d, %d]\n",
-		orDash(run.TestName), orDash(run.Tag), run.Start, run.End, run.SteadyStart, run.SteadyEnd)
+		cli.Escape(orDash(run.TestName)), cli.Escape(orDash(run.Tag)), run.Start, run.End, run.SteadyStart, run.SteadyEnd)
 	for _, n := range in.Notices {
 		fmt.Fprintf(j.env.Stdout, "notice: %s\n", n)
 	}
@@ -318,7 +321,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 	if err := refuseLinks(j.outDir); err != nil {
 		return fail("%v", err)
 	}
-	if err := os.MkdirAll(j.outDir, 0o755); err != nil { //nolint:gosec // G301: artifacts are for others to read, like Locust's
+	if err := os.MkdirAll(j.outDir, 0o755); err != nil { // #nosec G301 -- artifacts are for others to read, like Locust's
 		return fail("%v", err)
 	}
 	out.ServerSummary = filepath.Join(j.outDir, runs.FileServerSummary)
@@ -517,7 +520,8 @@ func waitForLag(ctx context.Context, env Env, until int64) error {
 		}
 		remaining -= d
 		if env.Terminal {
-			fmt.Fprintf(env.Stdout, "\r%4ds left ", int(remaining.Seconds()))
+			// The countdown's own carriage return, past the escaping.
+			fmt.Fprintf(cli.Raw(env.Stdout), "\r%4ds left ", int(remaining.Seconds()))
 		} else if remaining > 0 {
 			fmt.Fprintf(env.Stdout, "%ds left\n", int(remaining.Seconds()))
 		}

@@ -209,7 +209,7 @@ func presence(reads map[readKey]*readOut, f Figure) func(value string) bool {
 }
 
 // figureValues turns one read into the figure's key(s); present says
-// whether a listed value without series counts as 0.
+// whether a listed value without series counts as 0 (else it has no key).
 func figureValues(f Figure, out *readOut, W float64, present func(string) bool) []Value {
 	if f.By == "" {
 		v, isInt := reduce(f, out.g.Series, out.series, W)
@@ -252,7 +252,12 @@ func figureValues(f Figure, out *readOut, W float64, present func(string) bool) 
 		g := groups[v]
 		var val Value
 		if g == nil {
-			if (f.Reduce == ReduceGrowth || f.Reduce == ReduceGrowthRate) && present(v) {
+			if !present(v) {
+				// Neither its own nor the operation's series: nothing was
+				// measured, so the row has no key (ladder-steps.md, Decisions).
+				continue
+			}
+			if f.Reduce == ReduceGrowth || f.Reduce == ReduceGrowthRate {
 				val = Value{V: ptr(0), Int: f.Reduce == ReduceGrowth}
 			}
 		} else {

@@ -194,6 +194,45 @@ func TestLadderFailedReadWritesNoRows(t *testing.T) {
 	}
 }
 
+// An operation named by --ladder-resume-name that has neither success nor
+// failure series gets no failures_<op> key in any step row (ladder-steps.md,
+// Decisions); the pause operation, which ran, keeps its key.
+func TestLadderResumeOpWithoutSeriesHasNoFailuresKey(t *testing.T) {
+	run, srv := cache.Prometheus(t, scenario)
+	lad := readLadder(t, run.Dir)
+	vars := DefaultVars()
+	vars["resume_name"] = "NoSuchOp"
+	prof, err := Builtin().Expand(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.ResumeName = "NoSuchOp"
+	res := Evaluate(context.Background(), client(t, srv.URL, nil), lad, prof, o)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	rows := res.StatsRows(run.Truth.Start, "", "")
+	if len(rows) != len(run.Truth.Ladder.Rows)+1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	pauseKey := "failures_" + snake(DefaultVars()["pause_name"])
+	for _, r := range rows[:len(rows)-1] {
+		if _, ok := r.Measurements.Get("failures_no_such_op"); ok {
+			t.Errorf("%s has failures_no_such_op: %v", r.Metric, r.Measurements.Keys())
+		}
+		if v, ok := r.Measurements.Get(pauseKey); !ok || v == nil {
+			t.Errorf("%s: %s = %v (present %v)", r.Metric, pauseKey, v, ok)
+		}
+		if v, ok := r.Measurements.Get("resume_rps"); !ok || v != nil {
+			t.Errorf("%s: resume_rps = %v (present %v), want null", r.Metric, v, ok)
+		}
+	}
+	if v, _ := rows[len(rows)-1].Measurements.Get("knee_step"); v != nil {
+		t.Errorf("knee %v", v)
+	}
+}
+
 func TestLadderUserProfile(t *testing.T) {
 	run, srv := cache.Prometheus(t, scenario)
 	lad := readLadder(t, run.Dir)

@@ -500,7 +500,7 @@ func (p *scanner) pair() (int64, float64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	vs := unsafe.String(unsafe.SliceData(raw), len(raw))
+	vs := unsafe.String(unsafe.SliceData(raw), len(raw)) // #nosec G103 -- a zero-copy view of the read buffer, which is not written again while the string is used
 	if esc {
 		if vs, err = unquote(raw); err != nil {
 			return 0, 0, err

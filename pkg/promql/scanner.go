@@ -158,7 +158,7 @@ func (p *scanner) key() (string, error) {
 			return "", err
 		}
 	} else {
-		k = unsafe.String(unsafe.SliceData(raw), len(raw))
+		k = unsafe.String(unsafe.SliceData(raw), len(raw)) // #nosec G103 -- a zero-copy view of the read buffer, which is not written again while the string is used
 	}
 	return k, p.expect(':')
 }
@@ -220,7 +220,7 @@ func (p *scanner) number() (string, error) {
 		}
 	}
 	p.i = i
-	return unsafe.String(&b[start], i-start), nil
+	return unsafe.String(&b[start], i-start), nil // #nosec G103 -- a zero-copy view of the read buffer, which is not written again while the string is used
 }
 
 // skip reads and discards one value, validating it.

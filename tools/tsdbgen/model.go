@@ -97,7 +97,7 @@ func rngFor(seed uint64, parts ...any) *rand.Rand {
 	for _, p := range parts {
 		fmt.Fprint(h, p, "\x00")
 	}
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
+	return rand.New(rand.NewPCG(seed, h.Sum64())) // #nosec G404 -- deterministic seeded randomness by design, not for security
 }
 
 func randName(r *rand.Rand, n int) string {
@@ -310,7 +310,7 @@ func (w *world) allocate() {
 	for k := 0; k < w.steps; k++ {
 		t := w.telFrom + int64(k)*p.StepS
 		u := min(w.usersAt(t), capTotal)
-		w.users[k] = int32(u)
+		w.users[k] = int32(u) // #nosec G115 -- users are capped at pods x capacity, far below 2^31
 		packed := u * 6 / 10
 		full := packed / p.Capacity
 		rest := u - full*p.Capacity

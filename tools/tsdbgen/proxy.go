@@ -67,7 +67,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, rec.upstream+r.URL.RequestURI(), bytes.NewReader(body))
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, rec.upstream+r.URL.RequestURI(), bytes.NewReader(body)) // #nosec G704 -- forwards only to the upstream URL the operator passed on the command line
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -127,7 +127,7 @@ type capWriter struct {
 func (c *capWriter) Write(p []byte) (int, error) {
 	if c.left > 0 {
 		k := min(len(p), c.left)
-		c.w.Write(p[:k])
+		_, _ = c.w.Write(p[:k]) // an in-memory buffer
 		c.left -= k
 	}
 	return len(p), nil
@@ -157,15 +157,16 @@ func cmdProxy(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	srv := &http.Server{Handler: rec}
-	if err := os.WriteFile(*addrFile, []byte("http://"+l.Addr().String()+"\n"), 0o644); err != nil {
+	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 10 * time.Second}
+	if err := os.WriteFile(*addrFile, []byte("http://"+l.Addr().String()+"\n"), 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		return err
 	}
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// ctx is done: the shutdown gets its own deadline, ctx's values kept.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		_ = srv.Shutdown(sctx) // Serve's return says how it ended
 	}()
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -195,7 +196,7 @@ func cmdExec(ctx context.Context, args []string) error {
 	if *out == "" || len(cmdArgs) == 0 {
 		return errors.New("usage: tsdbgen exec --rusage FILE -- CMD ARGS...")
 	}
-	cmd := exec.CommandContext(ctx, cmdArgs[0], cmdArgs[1:]...)
+	cmd := exec.CommandContext(ctx, cmdArgs[0], cmdArgs[1:]...) // #nosec G204 -- runs the binary the harness or operator was given, arguments as a list (no shell)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	t0 := time.Now()
 	runErr := cmd.Run()
@@ -213,7 +214,7 @@ func cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		return err
 	}
 	if runErr != nil {

@@ -155,7 +155,7 @@ func lookup(m map[string]any, path string) string {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func readJSON(path string, v any) error {
 }
 
 func readRequests(path string) ([]Request, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func readRequests(path string) ([]Request, error) {
 
 // readProm reads un-labelled samples of a /metrics dump (nil if absent).
 func readProm(path string) map[string]float64 {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
 		return nil
 	}

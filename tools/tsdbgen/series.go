@@ -180,9 +180,10 @@ func (e *emitter) nodeJob(n int) {
 		pl := append(append([]string(nil), cadv...), "namespace", workerNamespace, "pod", pd.name)
 		load := func(k int) float64 { return float64(w.actors[i][k]) / float64(p.Capacity) }
 		podOOM, ctrOOM := int64(0), int64(0)
-		if pd.oomScope == "pod" {
+		switch pd.oomScope {
+		case "pod":
 			podOOM = pd.oomAt
-		} else if pd.oomScope == "container" {
+		case "container":
 			ctrOOM = pd.oomAt
 		}
 		e.cadvisor(cgroup{scope: "pod", labels: lbls(append(pl, "id", podID)...), load: load,

@@ -54,6 +54,7 @@ func Compare(ctx context.Context, args []string, env Env) int {
 
 // RunCompare compares the two runs named by args.
 func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) int {
+	env.Stderr = cli.Text(env.Stderr)
 	fail := func(code int, err error) int {
 		fmt.Fprintf(env.Stderr, "density compare: %v\n", err)
 		return code
@@ -100,14 +101,14 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 		return ExitOK
 	}
-	WriteMarkdown(env.Stdout, a.ID, b.ID, c)
+	WriteMarkdown(cli.Text(env.Stdout), a.ID, b.ID, c)
 	return ExitOK
 }
 
 // WriteMarkdown prints a comparison as a Markdown table (for a pull-request
 // comment), then the keys skipped as null.
 func WriteMarkdown(w io.Writer, baseline, candidate string, c verdicts.Comparison) {
-	fmt.Fprintf(w, "Baseline `%s`, candidate `%s`\n\n", baseline, candidate)
+	fmt.Fprintf(w, "Baseline `%s`, candidate `%s`\n\n", cli.Escape(baseline), cli.Escape(candidate))
 	fmt.Fprintln(w, "| key | baseline | candidate | Δ | Δ % | direction | verdict |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")
 	for _, r := range c.Rows {
@@ -119,7 +120,7 @@ func WriteMarkdown(w io.Writer, baseline, candidate string, c verdicts.Compariso
 		if v == verdicts.Worse {
 			v = "**worse**"
 		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", r.Key,
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", cli.Escape(r.Key),
 			artifact.FormatFloat(r.Baseline), artifact.FormatFloat(r.Candidate),
 			artifact.FormatFloat(r.Delta), pct, r.Direction, v)
 	}

@@ -71,6 +71,7 @@ func Regressions(ctx context.Context, args []string, env Env) int {
 // RunRegressions searches the change points o asks for (args must be
 // empty).
 func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, env Env) int {
+	env.Stderr = cli.Text(env.Stderr)
 	fail := func(code int, err error) int {
 		fmt.Fprintf(env.Stderr, "density regressions: %v\n", err)
 		return code
@@ -140,14 +141,15 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 	} else {
-		fmt.Fprintf(env.Stdout, "%s: %d runs, %d change points\n", o.TestName, len(all), len(cps))
+		w := cli.Text(env.Stdout)
+		fmt.Fprintf(w, "%s: %d runs, %d change points\n", cli.Escape(o.TestName), len(all), len(cps))
 		for _, cp := range cps {
 			line := fmt.Sprintf("%s at run %s (%s..%s): mean %.4g -> %.4g, p=%.3g, cohort %q",
-				cp.Title(), cp.Run, cp.PreviousTag, cp.Tag, cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.Cohort)
+				cli.Escape(cp.Title()), cli.Escape(cp.Run), cli.Escape(cp.PreviousTag), cli.Escape(cp.Tag), cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.Cohort)
 			if cp.Acknowledged {
-				line += ", acknowledged: " + cp.AckReason
+				line += ", acknowledged: " + cli.Escape(cp.AckReason)
 			}
-			fmt.Fprintln(env.Stdout, line)
+			fmt.Fprintln(w, line)
 		}
 	}
 	if len(failing) > 0 {
