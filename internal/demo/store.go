@@ -88,7 +88,7 @@ type series struct {
 // itself is stored too, and the exported ladder run in ladderDir unless it
 // is empty.
 func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, error) {
-	sumData, err := os.ReadFile(filepath.Join(templateDir, runs.FileServerSummary))
+	sumData, err := os.ReadFile(filepath.Join(templateDir, runs.FileServerSummary)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run (run `mage demo` first): %w", err)
 	}
@@ -96,7 +96,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
-	jsonl, err := os.ReadFile(filepath.Join(templateDir, runs.FileStatsJSONL))
+	jsonl, err := os.ReadFile(filepath.Join(templateDir, runs.FileStatsJSONL)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
@@ -110,7 +110,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 			rows = append(rows, *l.Row)
 		}
 	}
-	psi, err := os.ReadFile(filepath.Join(templateDir, runs.FilePSISeries))
+	psi, err := os.ReadFile(filepath.Join(templateDir, runs.FilePSISeries)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
@@ -141,7 +141,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 	}
 	st.Runs = append(st.Runs, tr)
 	if ladderDir != "" {
-		sum, err := os.ReadFile(filepath.Join(ladderDir, runs.FileServerSummary))
+		sum, err := os.ReadFile(filepath.Join(ladderDir, runs.FileServerSummary)) // #nosec G304 -- a fixed artifact name inside the ladder run the demo wrote
 		if err != nil {
 			return nil, fmt.Errorf("reading the ladder run: %w", err)
 		}
@@ -175,11 +175,11 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRun, error) {
 	dir := filepath.Join(root, "runs", md.TestName, "run_date="+time.Unix(md.Start, 0).UTC().Format("2006-01-02"),
 		"run_ts="+strconv.FormatInt(md.Start, 10), "run_tag="+md.Tag)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries, runs.FileStatsHistory, runs.FileStats, runs.FileLogs} {
-		b, err := os.ReadFile(filepath.Join(templateDir, name))
+		b, err := os.ReadFile(filepath.Join(templateDir, name)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
 		if errors.Is(err, fs.ErrNotExist) && name != runs.FileServerSummary && name != runs.FileStatsJSONL {
 			continue
 		}
@@ -195,7 +195,7 @@ func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRu
 
 // writeRun writes night n of series s into the store.
 func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, psi []byte, s series, n int, start int64) (StoreRun, error) {
-	night := uint64(n) //nolint:gosec // G115: n is a night index in [0, StoreNights)
+	night := uint64(n) // #nosec G115 -- n is a night index in [0, StoreNights)
 	tag := fmt.Sprintf("%07x", (0xd000000+night*0x1f3+s.seed*0x10000)&0xfffffff)
 	shift := start - tmpl.Meta.Start
 	md := tmpl.Meta
@@ -237,7 +237,7 @@ func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, ps
 
 	dir := filepath.Join(root, "runs", s.test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
 		"run_ts="+strconv.FormatInt(start, 10), "run_tag="+tag)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	sum, err := artifact.ServerSummaryJSON(md, &r)
