@@ -115,10 +115,10 @@ type cacheKey struct {
 }
 
 type runKey struct {
-	id                                    string
-	start, end, steadyStart, steadyEnd    int64
-	lagS                                  int64
-	sel                                   harvest.Selectors
+	id                                 string
+	start, end, steadyStart, steadyEnd int64
+	lagS                               int64
+	sel                                harvest.Selectors
 }
 
 // psiPanelKey is what else a PSI panel's read depends on.

@@ -46,7 +46,7 @@ func (c *counted) compute(context.Context) (string, outcome) {
 // not worth keeping is not kept.
 func TestCachedOutcomeRule(t *testing.T) {
 	for _, c := range []struct {
-		o                 outcome
+		o                                outcome
 		keptAt9s, keptAt11s, keptAt1000h bool
 	}{
 		{finishedOK, true, true, true},
@@ -96,7 +96,7 @@ func TestCachedHitMissEviction(t *testing.T) {
 		hit bool
 	}{
 		{"a", false}, {"a", true}, {"b", false}, {"a", true}, // a is now the most recently used
-		{"c", false}, // evicts b
+		{"c", false},                           // evicts b
 		{"a", true}, {"c", true}, {"b", false}, // b again evicts a
 		{"a", false},
 	} {
