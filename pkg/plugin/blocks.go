@@ -42,8 +42,8 @@ func (d *Datasource) finished(e runs.Entry, now int64) bool {
 	return !e.Live && now >= e.End+d.settings.AteletLagSeconds
 }
 
-// block harvests one block of a run through the cache. A finished run's
-// block is kept until evicted; any other for liveTTL.
+// block is one block of a run: stored, else harvested through the cache
+// (kept by the one rule of cache.go's outcome).
 func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) blockResult {
 	if r, ok := d.storedBlock(ctx, e, block); ok {
 		return r
