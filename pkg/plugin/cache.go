@@ -42,11 +42,21 @@ const liveTTL = 10 * time.Second
 // read again.
 const retryTTL = 10 * time.Second
 
-// defaultComputeTimeout bounds a shared computation when timeoutSeconds is
-// not set (the 5 s / 8 s request timeouts then bound each request): long
-// enough for a pod-PSI panel read at 24 h x 5,000 pods (370 s measured,
-// docs/performance.md), short enough that a hung store read ends.
-const defaultComputeTimeout = 10 * time.Minute
+// computeTimeout bounds one shared computation, detached from its
+// callers. Each read inside it already carries its own timeout
+// (timeoutSeconds, else the 5 s / 8 s defaults), so a computation of
+// Prometheus and Kubernetes reads ends anyway; this bound ends one whose
+// reads have none (a hung store read). It is never the request timeout
+// itself: a block issues many requests, queued behind the in-flight limit,
+// and a pod-PSI panel read at 24 h x 5,000 pods takes 370 s
+// (docs/performance.md); at the request timeout those queued requests
+// would fail as "waiting for a request slot" instead of naming a timeout.
+func computeTimeout(s Settings) time.Duration {
+	return max(minComputeTimeout, s.Timeout)
+}
+
+// minComputeTimeout is the least bound of a shared computation.
+const minComputeTimeout = 10 * time.Minute
 
 // keep is how long a value of outcome o is kept: ok false means not at
 // all, ttl 0 means until evicted.
@@ -152,10 +162,7 @@ type caches struct {
 
 func (d *Datasource) newCaches() caches {
 	n := max(d.settings.CacheEntries, 0)
-	timeout := d.settings.Timeout
-	if timeout <= 0 {
-		timeout = defaultComputeTimeout
-	}
+	timeout := computeTimeout(d.settings)
 	// Harvests (blocks, PSI panels) take a slot of their own before their
 	// time starts (a read queued behind others has not started).
 	harvest := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
@@ -177,8 +184,9 @@ func (d *Datasource) newCaches() caches {
 // in-flight de-duplication: concurrent callers asking for the same key wait
 // for one computation instead of each running it. The computation runs in
 // its own goroutine under a context detached from its first caller's
-// (context.WithoutCancel plus timeout), so it keeps running when its
-// waiters leave and one caller's cancellation never fails another.
+// (context.WithoutCancel plus a timeout, see computeTimeout), so it keeps
+// running when its waiters leave and one caller's cancellation never fails
+// another.
 type cached[T any] struct {
 	capacity int           // entries kept; 0: none (in-flight sharing only)
 	timeout  time.Duration // bound of one computation; 0: none

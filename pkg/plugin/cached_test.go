@@ -3,10 +3,14 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // fakeClock is a settable clock safe for concurrent reads.
@@ -264,6 +268,28 @@ func TestCachedTimeout(t *testing.T) {
 	}
 }
 
+// A shared computation is bounded by timeoutSeconds, never below
+// minComputeTimeout (its reads each carry the request timeout already).
+func TestComputeTimeout(t *testing.T) {
+	for _, c := range []struct {
+		timeoutSeconds any
+		want           time.Duration
+	}{
+		{nil, minComputeTimeout},
+		{30, minComputeTimeout},
+		{1200, 20 * time.Minute},
+	} {
+		jd := map[string]any{}
+		if c.timeoutSeconds != nil {
+			jd["timeoutSeconds"] = c.timeoutSeconds
+		}
+		d := fakeDatasource(t, "http://127.0.0.1:1", jd)
+		if got := d.cache.blocks.timeout; got != c.want || d.cache.rows.timeout != c.want {
+			t.Errorf("timeoutSeconds %v: computations bounded by %v, want %v", c.timeoutSeconds, got, c.want)
+		}
+	}
+}
+
 // A panic in the computation reaches its waiters and nothing is kept.
 func TestCachedPanic(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
@@ -298,19 +324,22 @@ func waitFor(t testing.TB, cond func() bool) {
 	}
 }
 
-// BenchmarkCachedHit is the hit path under parallel load.
+// BenchmarkCachedHit is the hit path under parallel load, the key built
+// from the run as the callers build it.
 func BenchmarkCachedHit(b *testing.B) {
+	d := &Datasource{settings: Settings{AteletLagSeconds: 60, WorkerPool: "benchmark-ateom", WorkerNamespace: "ate",
+		WorkerContainer: "ateom", AteletNamespace: "ate-system", AteletContainer: "atelet"}}
 	ca := newCached[blockResult](256, time.Minute, time.Now, nil)
-	keys := make([]cacheKey, 64)
-	for i := range keys {
-		keys[i] = cacheKey{kind: keyBlock, name: string(rune('a' + i))}
-		_, _, _ = ca.get(context.Background(), keys[i], func(context.Context) (blockResult, outcome) { return blockResult{}, finishedOK })
+	es := make([]runs.Entry, 64)
+	for i := range es {
+		es[i] = runs.Entry{Run: runs.Run{ID: "density-bench-" + strconv.Itoa(i), Start: 1710237600, End: 1710240600, SteadyStart: 1710237900, SteadyEnd: 1710240300}}
+		_, _, _ = ca.get(context.Background(), d.key(keyBlock, es[i], harvest.BlockPacking), func(context.Context) (blockResult, outcome) { return blockResult{}, finishedOK })
 	}
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			if _, hit, _ := ca.get(context.Background(), keys[i%len(keys)], nil); !hit {
+			if _, hit, _ := ca.get(context.Background(), d.key(keyBlock, es[i%len(es)], harvest.BlockPacking), nil); !hit {
 				b.Fatal("miss")
 			}
 			i++
