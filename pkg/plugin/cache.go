@@ -165,11 +165,11 @@ func (d *Datasource) newCaches() caches {
 	timeout := computeTimeout(d.settings)
 	// Harvests (blocks, PSI panels) take a slot of their own before their
 	// time starts (a read queued behind others has not started).
-	harvest := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
+	slot := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
 	now := func() time.Time { return d.now() }
 	return caches{
-		blocks:     newCached[blockResult](n, timeout, now, harvest),
-		psiPanels:  newCached[psiPanel](n, timeout, now, harvest),
+		blocks:     newCached[blockResult](n, timeout, now, slot),
+		psiPanels:  newCached[psiPanel](n, timeout, now, slot),
 		summaries:  newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
 		psiFiles:   newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
 		rows:       newCached[storedRows](n, timeout, now, nil),
