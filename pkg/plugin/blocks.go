@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -44,22 +42,8 @@ func (d *Datasource) finished(e runs.Entry, now int64) bool {
 	return !e.Live && now >= e.End+d.settings.AteletLagSeconds
 }
 
-// blockKey identifies a block of a run under the settings that change the
-// result: the window (an id alone is not enough for ad hoc ranges and live
-// runs), the lag and the selectors.
-func (d *Datasource) blockKey(e runs.Entry, block string) string {
-	s := d.settings
-	return strings.Join([]string{
-		block, e.ID,
-		strconv.FormatInt(e.Start, 10), strconv.FormatInt(e.End, 10),
-		strconv.FormatInt(e.SteadyStart, 10), strconv.FormatInt(e.SteadyEnd, 10),
-		strconv.FormatInt(s.AteletLagSeconds, 10),
-		s.WorkerPool, s.WorkerNamespace, s.WorkerContainer, s.WorkerPodRegex, s.AteletNamespace, s.AteletContainer,
-	}, "\x00")
-}
-
-// block harvests one block of a run through the cache. A finished run's
-// block is kept until evicted; any other for liveTTL.
+// block is one block of a run: stored, else harvested through the cache
+// (kept by the one rule of cache.go's outcome).
 func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) blockResult {
 	if r, ok := d.storedBlock(ctx, e, block); ok {
 		return r
@@ -73,43 +57,24 @@ func (d *Datasource) block(ctx context.Context, e runs.Entry, block string) bloc
 
 // harvestedBlock is a block harvested from Prometheus, through the cache.
 func (d *Datasource) harvestedBlock(ctx context.Context, e runs.Entry, block string) blockResult {
-	now := d.now()
 	var (
-		v   any
+		r   blockResult
 		hit bool
+		err error
 	)
 	whileWaiting(ctx, func() {
-		v, hit = d.cache.get(ctx, d.blockKey(e, block), now, d.harvestOnce(ctx, e, block, now))
+		r, hit, err = d.cache.blocks.get(ctx, d.key(keyBlock, e, block), func(ctx context.Context) (blockResult, outcome) {
+			now := d.now().Unix()
+			r := d.harvestBlock(ctx, e, block, now)
+			return r, noticesOutcome(r.notices, d.finished(e, now))
+		})
 	})
-	r, ok := v.(blockResult)
-	if !ok || r.result == nil {
-		// This caller's context ended while it waited for another panel's
-		// read.
+	if err != nil {
+		// This caller's context ended while it waited for the read.
 		return cancelledBlock(block)
 	}
 	r.cached = hit
 	return r
-}
-
-// harvestOnce is a block's computation for the cache: the harvest under a
-// slot of its own, kept for good if the run is finished, for liveTTL if not,
-// and not at all if the read was cancelled.
-func (d *Datasource) harvestOnce(ctx context.Context, e runs.Entry, block string, now time.Time) func() (any, time.Duration) {
-	return func() (any, time.Duration) {
-		release, err := takeHarvestSlot(ctx, d.slots)
-		if err != nil {
-			return cancelledBlock(block), 0
-		}
-		defer release()
-		r := d.harvestBlock(ctx, e, block, now.Unix())
-		if ctx.Err() != nil {
-			return r, 0 // a cancelled read is not an answer worth keeping
-		}
-		if d.finished(e, now.Unix()) {
-			return r, -1
-		}
-		return r, liveTTL
-	}
 }
 
 // cancelledBlock is an empty block (every field null) with the reason.

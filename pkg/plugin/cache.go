@@ -3,101 +3,316 @@ package plugin
 import (
 	"container/list"
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
 )
 
-// liveTTL is how long a block of a run that may still change (live, or
-// ended less than the atelet lag ago) is reused: long enough for one
-// dashboard load to share it between panels, short enough to stay live.
+// outcome is how a cached computation ended; the cache alone turns it into
+// how long the value is kept (datasource.md "Caching").
+type outcome int
+
+const (
+	// finishedOK: a finished run read without failure. Kept until evicted
+	// by size, never by time.
+	finishedOK outcome = iota
+	// failedRead: a failed or partial read (a read-failed or
+	// possibly-incomplete notice, an unreadable stored file, a computation
+	// that timed out). Kept retryTTL: one dashboard load shares the
+	// failure, the next reads again.
+	failedRead
+	// liveRun: a run that may still change (live, or ended less than the
+	// atelet lag ago), or a read of today's cluster. Kept liveTTL.
+	liveRun
+	// dontKeep: an answer not worth keeping at all.
+	dontKeep
+)
+
+// liveTTL is how long a value of a run that may still change is reused:
+// long enough for one dashboard load to share it between panels, short
+// enough to stay live.
 const liveTTL = 10 * time.Second
 
-// blockCache is a bounded LRU of harvested blocks with per-entry expiry and
-// in-flight de-duplication: concurrent panels asking for the same block of
-// the same run wait for one harvest instead of each issuing it.
-type blockCache struct {
-	capacity int
+// retryTTL is how long a failed or partial read is reused before it is
+// read again.
+const retryTTL = 10 * time.Second
+
+// computeTimeout bounds one shared computation, detached from its
+// callers. Each read inside it already carries its own timeout
+// (timeoutSeconds, else the 5 s / 8 s defaults), so a computation of
+// Prometheus and Kubernetes reads ends anyway; this bound ends one whose
+// reads have none (a hung store read). It is never the request timeout
+// itself: a block issues many requests, queued behind the in-flight limit,
+// and a pod-PSI panel read at 24 h x 5,000 pods takes 370 s
+// (docs/performance.md); at the request timeout those queued requests
+// would fail as "waiting for a request slot" instead of naming a timeout.
+func computeTimeout(s Settings) time.Duration {
+	return max(minComputeTimeout, s.Timeout)
+}
+
+// minComputeTimeout is the least bound of a shared computation.
+const minComputeTimeout = 10 * time.Minute
+
+// keep is how long a value of outcome o is kept: ok false means not at
+// all, ttl 0 means until evicted.
+func (o outcome) keep() (ttl time.Duration, ok bool) {
+	switch o {
+	case finishedOK:
+		return 0, true
+	case failedRead:
+		return retryTTL, true
+	case liveRun:
+		return liveTTL, true
+	}
+	return 0, false
+}
+
+func (o outcome) String() string {
+	switch o {
+	case finishedOK:
+		return "finished"
+	case failedRead:
+		return "failed or partial"
+	case liveRun:
+		return "live"
+	case dontKeep:
+		return "not kept"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// noticesOutcome is the outcome of a Prometheus read from its notices: a
+// failed read or an answer the server marked as possibly incomplete is a
+// failed or partial read; else live until the run is finished.
+func noticesOutcome(ns []harvest.Notice, finished bool) outcome {
+	for _, n := range ns {
+		if n.Kind == harvest.ReadFailed || n.Kind == harvest.Warned {
+			return failedRead
+		}
+	}
+	if !finished {
+		return liveRun
+	}
+	return finishedOK
+}
+
+// keyKind is what a cache key names.
+type keyKind int
+
+const (
+	keyBlock      keyKind = iota + 1 // a harvested block; name: the block
+	keyPSIPanel                      // a PSI panel's series at panel resolution
+	keyStoredFile                    // a stored artifact; name: the file
+	keyLadderLog                     // the ladder lines of a stored logs.txt
+	keyLadder                        // a stored run's ladder evaluated over Prometheus
+	keyTrial                         // the trial_summary row of a run outside the store
+	keyLivePhases                    // the phase breakdown of the live pod logs
+)
+
+// cacheKey identifies a cached value: what it is, of which run, under the
+// settings that change the result. The window is part of it (an id alone
+// is not enough for ad hoc ranges and live runs).
+type cacheKey struct {
+	kind keyKind
+	name string
+	run  runKey
+	psi  psiPanelKey // zero except for keyPSIPanel
+}
+
+type runKey struct {
+	id                                 string
+	start, end, steadyStart, steadyEnd int64
+	lagS                               int64
+	sel                                harvest.Selectors
+}
+
+// psiPanelKey is what else a PSI panel's read depends on.
+type psiPanelKey struct {
+	scope, resource string
+	bands           bool
+	step            int64
+	top             int
+}
+
+// key is the cache key of kind for run e under this instance's settings.
+func (d *Datasource) key(kind keyKind, e runs.Entry, name string) cacheKey {
+	return cacheKey{kind: kind, name: name, run: runKey{
+		id: e.ID, start: e.Start, end: e.End, steadyStart: e.SteadyStart, steadyEnd: e.SteadyEnd,
+		lagS: d.settings.AteletLagSeconds, sel: d.settings.selectors(),
+	}}
+}
+
+// caches are the instance's caches, one per value type.
+type caches struct {
+	blocks     *cached[blockResult]
+	psiPanels  *cached[psiPanel]
+	summaries  *cached[storedFile[artifact.StoredSummary]]
+	psiFiles   *cached[storedFile[artifact.PSISeries]]
+	rows       *cached[storedRows]
+	ladderLogs *cached[ladderLog]
+	ladders    *cached[ladderRead]
+	trials     *cached[trialRow]
+	livePhases *cached[livePhase]
+}
+
+func (d *Datasource) newCaches() caches {
+	n := max(d.settings.CacheEntries, 0)
+	timeout := computeTimeout(d.settings)
+	// Harvests (blocks, PSI panels) take a slot of their own before their
+	// time starts (a read queued behind others has not started).
+	slot := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
+	now := func() time.Time { return d.now() }
+	return caches{
+		blocks:     newCached[blockResult](n, timeout, now, slot),
+		psiPanels:  newCached[psiPanel](n, timeout, now, slot),
+		summaries:  newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
+		psiFiles:   newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
+		rows:       newCached[storedRows](n, timeout, now, nil),
+		ladderLogs: newCached[ladderLog](n, timeout, now, nil),
+		ladders:    newCached[ladderRead](n, timeout, now, nil),
+		trials:     newCached[trialRow](n, timeout, now, nil),
+		livePhases: newCached[livePhase](n, timeout, now, nil),
+	}
+}
+
+// cached is a bounded LRU of values of one type with per-entry expiry and
+// in-flight de-duplication: concurrent callers asking for the same key wait
+// for one computation instead of each running it. The computation runs in
+// its own goroutine under a context detached from its first caller's
+// (context.WithoutCancel plus a timeout, see computeTimeout), so it keeps
+// running when its waiters leave and one caller's cancellation never fails
+// another.
+type cached[T any] struct {
+	capacity int           // entries kept; 0: none (in-flight sharing only)
+	timeout  time.Duration // bound of one computation; 0: none
+	now      func() time.Time
+	// gate, when set, is waited for (under the detached context, before the
+	// timeout starts) and released after the computation.
+	gate func(context.Context) (release func(), err error)
 
 	mu       sync.Mutex
-	ll       *list.List // front = most recently used
-	items    map[string]*list.Element
-	inflight map[string]*flight
-	// hits and misses count lookups, for tests and the health details.
+	ll       *list.List // of *entry[T]; front = most recently used
+	items    map[cacheKey]*list.Element
+	inflight map[cacheKey]*call[T]
+	// hits and misses count lookups, for tests.
 	hits, misses int
 }
 
-type cacheItem struct {
-	key     string
-	value   any
-	expires time.Time // zero: never (a finished run)
+type entry[T any] struct {
+	key     cacheKey
+	value   T
+	expires time.Time // zero: never (until evicted)
 }
 
-type flight struct {
-	done  chan struct{}
-	value any
+type call[T any] struct {
+	done     chan struct{}
+	value    T
+	outcome  outcome
+	panicked any // a panic of the computation, re-raised in its waiters
 }
 
-func newBlockCache(capacity int) *blockCache {
-	return &blockCache{capacity: capacity, ll: list.New(), items: map[string]*list.Element{}, inflight: map[string]*flight{}}
+func newCached[T any](capacity int, timeout time.Duration, now func() time.Time, gate func(context.Context) (func(), error)) *cached[T] {
+	return &cached[T]{capacity: capacity, timeout: timeout, now: now, gate: gate,
+		ll: list.New(), items: map[cacheKey]*list.Element{}, inflight: map[cacheKey]*call[T]{}}
 }
 
-// get returns the value for key, computing it with f on a miss. f returns
-// the value and how long it may be kept (0: not at all; <0: forever). A
-// caller whose context ends while waiting for another's computation stops
-// waiting; the computation itself runs under the first caller's context.
-func (c *blockCache) get(ctx context.Context, key string, now time.Time, f func() (any, time.Duration)) (any, bool) {
+// get returns the value for key and whether it was shared (kept, or
+// computed for another caller), computing it with compute on a miss. It
+// returns ctx's error when ctx ends first; the computation goes on.
+func (c *cached[T]) get(ctx context.Context, key cacheKey, compute func(context.Context) (T, outcome)) (T, bool, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, false, err // a caller already gone starts nothing
+	}
 	c.mu.Lock()
 	if el, ok := c.items[key]; ok {
-		it := el.Value.(*cacheItem)
-		if it.expires.IsZero() || now.Before(it.expires) {
+		e := el.Value.(*entry[T])
+		if e.expires.IsZero() || c.now().Before(e.expires) {
 			c.ll.MoveToFront(el)
 			c.hits++
 			c.mu.Unlock()
-			return it.value, true
+			return e.value, true, nil
 		}
 		c.ll.Remove(el)
 		delete(c.items, key)
 	}
-	if fl, ok := c.inflight[key]; ok {
+	cl, shared := c.inflight[key]
+	if shared {
 		c.hits++
-		c.mu.Unlock()
-		select {
-		case <-fl.done:
-			return fl.value, true
-		case <-ctx.Done():
-			return nil, false
+	} else {
+		c.misses++
+		cl = &call[T]{done: make(chan struct{})}
+		c.inflight[key] = cl
+		go c.run(context.WithoutCancel(ctx), key, cl, compute)
+	}
+	c.mu.Unlock()
+	select {
+	case <-cl.done:
+		if cl.panicked != nil {
+			panic(cl.panicked)
+		}
+		return cl.value, shared, nil
+	case <-ctx.Done():
+		return zero, false, ctx.Err()
+	}
+}
+
+// run computes key's value, keeps it by its outcome and wakes the waiters.
+func (c *cached[T]) run(ctx context.Context, key cacheKey, cl *call[T], compute func(context.Context) (T, outcome)) {
+	cl.outcome = dontKeep
+	defer func() {
+		if p := recover(); p != nil {
+			cl.panicked = fmt.Sprintf("%v\n%s", p, debug.Stack())
+		}
+		c.finish(key, cl)
+	}()
+	if c.gate != nil {
+		release, err := c.gate(ctx)
+		if err != nil {
+			return
+		}
+		defer release()
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	cl.value, cl.outcome = compute(ctx)
+	if ctx.Err() != nil && cl.outcome != dontKeep {
+		cl.outcome = failedRead // it timed out: whatever it read is partial
+	}
+}
+
+func (c *cached[T]) finish(key cacheKey, cl *call[T]) {
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if ttl, ok := cl.outcome.keep(); ok && c.capacity > 0 && cl.panicked == nil {
+		e := &entry[T]{key: key, value: cl.value}
+		if ttl > 0 {
+			e.expires = c.now().Add(ttl)
+		}
+		if el, ok := c.items[key]; ok {
+			c.ll.Remove(el)
+		}
+		c.items[key] = c.ll.PushFront(e)
+		for c.ll.Len() > c.capacity {
+			last := c.ll.Back()
+			c.ll.Remove(last)
+			delete(c.items, last.Value.(*entry[T]).key)
 		}
 	}
-	c.misses++
-	fl := &flight{done: make(chan struct{})}
-	c.inflight[key] = fl
 	c.mu.Unlock()
-
-	var ttl time.Duration
-	defer func() {
-		c.mu.Lock()
-		delete(c.inflight, key)
-		if ttl != 0 && c.capacity > 0 {
-			it := &cacheItem{key: key, value: fl.value}
-			if ttl > 0 {
-				it.expires = now.Add(ttl)
-			}
-			c.items[key] = c.ll.PushFront(it)
-			for c.ll.Len() > c.capacity {
-				last := c.ll.Back()
-				c.ll.Remove(last)
-				delete(c.items, last.Value.(*cacheItem).key)
-			}
-		}
-		c.mu.Unlock()
-		close(fl.done)
-	}()
-	fl.value, ttl = f()
-	return fl.value, false
+	close(cl.done)
 }
 
 // stats returns the hit and miss counts and the number of entries.
-func (c *blockCache) stats() (hits, misses, entries int) {
+func (c *cached[T]) stats() (hits, misses, entries int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits, c.misses, c.ll.Len()

@@ -7,12 +7,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
@@ -144,58 +145,153 @@ func TestCachedLatency(t *testing.T) {
 		lat[100], lat[180], lat[198], lat[199])
 }
 
-func TestBlockCache(t *testing.T) {
-	now := time.Unix(1000, 0)
-	c := newBlockCache(2)
-	calls := 0
-	get := func(key string, ttl time.Duration, at time.Time) (any, bool) {
-		return c.get(context.Background(), key, at, func() (any, time.Duration) { calls++; return key + "-v", ttl })
+// faultyProxy is a proxy in front of Prometheus that answers 500 while
+// failing is set and delays each request by delay; it counts the requests
+// that reach it.
+type faultyProxy struct {
+	*httptest.Server
+	n       atomic.Int64
+	failing atomic.Bool
+	delay   atomic.Int64 // nanoseconds
+}
+
+func newFaultyProxy(t testing.TB, target string) *faultyProxy {
+	t.Helper()
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p := &faultyProxy{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.n.Add(1)
+		if p.failing.Load() {
+			http.Error(w, "injected failure", http.StatusInternalServerError)
+			return
+		}
+		if d := time.Duration(p.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// packingOutcome is how a packing answer read: "ok" with a non-null
+// steady-window ratio and no failed-read notice, else what went wrong.
+func packingOutcome(r backend.DataResponse) string {
+	if r.Error != nil {
+		return "error: " + r.Error.Error()
 	}
-	if v, hit := get("a", -1, now); hit || v != "a-v" {
-		t.Fatalf("first get: %v %v", v, hit)
+	for _, f := range r.Frames {
+		for _, n := range notices(data.Frames{f}) {
+			if strings.Contains(n, "failed") || strings.Contains(n, "cancel") {
+				return "notice: " + n
+			}
+		}
 	}
-	if _, hit := get("a", -1, now.Add(time.Hour)); !hit {
-		t.Fatal("a finished entry expired")
+	if len(r.Frames) < 2 || len(nonNullNumbers(r.Frames[1:2])) == 0 {
+		return "no numbers"
 	}
-	get("b", time.Second, now)
-	if _, hit := get("b", time.Second, now.Add(2*time.Second)); hit {
-		t.Fatal("a live entry outlived its TTL")
-	}
-	get("c", -1, now) // evicts the least recently used (a was used after b's refresh? b is newest)
-	if _, _, n := c.stats(); n != 2 {
-		t.Fatalf("%d entries, capacity 2", n)
-	}
-	if _, hit := get("a", -1, now); hit {
-		t.Fatal("the least recently used entry was not evicted")
-	}
-	if _, hit := get("z", 0, now); hit {
-		t.Fatal("z hit")
-	}
-	if _, hit := get("z", 0, now); hit {
-		t.Fatal("a ttl-0 answer was kept")
+	return "ok"
+}
+
+// A failed read of a finished run is kept 10 s, not for good: one 500
+// from Prometheus fails the packing panel; a query within 10 s shares the
+// failure without a request; one after 10 s reads again and succeeds, and
+// that answer is kept for good.
+func TestCacheFailedReadOfFinishedRunReadAgain(t *testing.T) {
+	e := newEnv(t, "steady")
+	p := newFaultyProxy(t, e.prom.URL)
+	e.promURL = p.URL
+	e.jsonData["discoverRuns"] = false // the run comes from the store alone
+	e.jsonData["preferStored"] = false // packing is harvested from Prometheus
+	packing := map[string]any{"queryType": "packing", "run": e.runID}
+	query := func() backend.DataResponse {
+		return e.query(t, e.client(t), q("A", e.truth.Start-600, e.truth.End+600, packing))["A"]
 	}
 
-	// Concurrent misses of one key compute once.
-	c2 := newBlockCache(8)
-	var n atomic.Int64
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Go(func() {
-			c2.get(context.Background(), "k", now, func() (any, time.Duration) {
-				n.Add(1)
-				<-release
-				return 1, -1
-			})
-		})
+	p.failing.Store(true)
+	first := query()
+	n1 := p.n.Load()
+	if got := packingOutcome(first); got == "ok" || n1 == 0 {
+		t.Fatalf("with Prometheus failing: %s after %d requests; want a failure", got, n1)
 	}
-	time.Sleep(50 * time.Millisecond)
-	close(release)
-	wg.Wait()
-	if n.Load() != 1 {
-		t.Fatalf("10 concurrent misses computed %d times", n.Load())
+	p.failing.Store(false)
+
+	e.now = e.now.Add(retryTTL - time.Second)
+	second := query()
+	if got := packingOutcome(second); got == "ok" || p.n.Load() != n1 {
+		t.Fatalf("within 10 s: %s after %d new requests; want the shared failure and none", got, p.n.Load()-n1)
 	}
-	_ = calls
+
+	e.now = e.now.Add(2 * time.Second)
+	third := query()
+	n3 := p.n.Load()
+	t.Logf("failed read: %d requests; within 10 s: 0; after 10 s: %d (%s)", n1, n3-n1, packingOutcome(third))
+	if got := packingOutcome(third); got != "ok" || n3 == n1 {
+		t.Fatalf("after 10 s: %s after %d new requests; want read again and ok", got, n3-n1)
+	}
+
+	e.now = e.now.Add(1000 * time.Hour)
+	if got := packingOutcome(query()); got != "ok" || p.n.Load() != n3 {
+		t.Fatalf("a finished run read without failure, 1000 h later: %s after %d new requests; want kept", got, p.n.Load()-n3)
+	}
+}
+
+// One viewer's cancellation never fails another's identical query: viewer
+// A (500 ms deadline) starts the packing read of a slow Prometheus, viewer
+// B (no deadline) joins it; A fails at its deadline, B gets the numbers,
+// and the read, finished after both left, is kept.
+func TestCacheCancelledViewerDoesNotFailAnother(t *testing.T) {
+	e := newEnv(t, "steady")
+	p := newFaultyProxy(t, e.prom.URL)
+	e.promURL = p.URL
+	e.jsonData["discoverRuns"] = false
+	e.jsonData["preferStored"] = false
+	c := e.client(t)
+	qs := []backend.DataQuery{q("A", e.truth.Start-600, e.truth.End+600, map[string]any{"queryType": "packing", "run": e.runID})}
+	e.one(t, c, map[string]any{"queryType": "runs"}) // the store listing is read before the clock starts
+	p.delay.Store(int64(1500 * time.Millisecond))
+
+	type answer struct {
+		resp *backend.QueryDataResponse
+		err  error
+		took time.Duration
+	}
+	ask := func(ctx context.Context, out chan<- answer) {
+		t0 := time.Now()
+		resp, err := c.QueryData(ctx, &backend.QueryDataRequest{PluginContext: e.pluginContext(), Queries: qs})
+		out <- answer{resp, err, time.Since(t0)}
+	}
+	ctxA, cancelA := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancelA()
+	aDone, bDone := make(chan answer, 1), make(chan answer, 1)
+	go ask(ctxA, aDone)
+	waitFor(t, func() bool { return p.n.Load() > 0 }) // A's read has started
+	go ask(context.Background(), bDone)
+
+	a := <-aDone
+	<-ctxA.Done() // the client may return at its deadline before the context's timer fires
+	if a.err == nil && a.resp.Responses["A"].Error == nil || ctxA.Err() != context.DeadlineExceeded {
+		t.Fatalf("viewer A answered without an error, or before its deadline: %+v (ctx %v)", a, ctxA.Err())
+	}
+	b := <-bDone
+	if b.err != nil {
+		t.Fatalf("viewer B: %v", b.err)
+	}
+	requests := p.n.Load()
+	t.Logf("A: %v after %v; B: %s after %v; %d Prometheus requests", a.err, a.took, packingOutcome(b.resp.Responses["A"]), b.took, requests)
+	if got := packingOutcome(b.resp.Responses["A"]); got != "ok" {
+		t.Fatalf("viewer B: %s; want the numbers", got)
+	}
+	// B shared A's read (one read of the block, not two): a third viewer
+	// is answered from the cache.
+	if got := packingOutcome(e.one(t, c, map[string]any{"queryType": "packing", "run": e.runID})); got != "ok" || p.n.Load() != requests {
+		t.Fatalf("a third viewer: %s after %d new requests; want the kept read", got, p.n.Load()-requests)
+	}
 }
 
 func BenchmarkCachedPackingQuery(b *testing.B) {
@@ -244,8 +340,8 @@ func TestCacheKey(t *testing.T) {
 	srv := promfake.New(t, promfake.Empty(0))
 	base := runs.Entry{Run: runs.Run{ID: "range", Start: 100, End: 200, SteadyStart: 120, SteadyEnd: 180}}
 	d := fakeDatasource(t, srv.URL, map[string]any{})
-	k := d.blockKey(base, harvest.BlockPacking)
-	if d.blockKey(base, harvest.BlockPacking) != k {
+	k := d.key(keyBlock, base, harvest.BlockPacking)
+	if d.key(keyBlock, base, harvest.BlockPacking) != k {
 		t.Fatal("the key is not stable")
 	}
 	variants := map[string]func(e *runs.Entry){
@@ -256,15 +352,18 @@ func TestCacheKey(t *testing.T) {
 	for name, mod := range variants {
 		v := base
 		mod(&v)
-		if d.blockKey(v, harvest.BlockPacking) == k {
+		if d.key(keyBlock, v, harvest.BlockPacking) == k {
 			t.Errorf("%s: same cache key", name)
 		}
 	}
-	if d.blockKey(base, harvest.BlockSnapshots) == k {
+	if d.key(keyBlock, base, harvest.BlockSnapshots) == k {
 		t.Error("two blocks share a key")
 	}
+	if d.key(keyStoredFile, base, harvest.BlockPacking) == k {
+		t.Error("two kinds share a key")
+	}
 	for _, jd := range []map[string]any{{"ateletLagSeconds": 90}, {"workerPool": "other"}, {"workerPodRegex": "w-.*"}} {
-		if fakeDatasource(t, srv.URL, jd).blockKey(base, harvest.BlockPacking) == k {
+		if fakeDatasource(t, srv.URL, jd).key(keyBlock, base, harvest.BlockPacking) == k {
 			t.Errorf("settings %v: same cache key", jd)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package plugin is the Grafana adapter of the density engine: one
 // datasource instance per Grafana datasource, a dispatch table with one
 // handler per query type, frames, annotations, variables, resources, health
-// and a cache of harvested blocks. Every number comes from pkg/harvest (the
+// and the caches of what they read. Every number comes from pkg/harvest (the
 // same code as `density export`); this package only shapes it.
 package plugin
 
@@ -52,7 +52,7 @@ type Datasource struct {
 	// handlers is the dispatch table: query type to handler.
 	handlers  map[string]handlerFunc
 	resources backend.CallResourceHandler
-	cache     *blockCache
+	cache     caches
 	// slots bounds the queries computing and the blocks being harvested at
 	// once (Prometheus requests are bounded separately by the promql
 	// client); a query waiting for a block holds none (see querySlot).
@@ -71,8 +71,8 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, now func() time.Time) (*Datasource, error) {
 	d := &Datasource{now: now, catalogs: &runs.Catalogs{}}
 	d.settings, d.settingsErr = LoadSettings(s)
-	d.cache = newBlockCache(max(d.settings.CacheEntries, 0))
 	d.slots = make(chan struct{}, max(d.settings.MaxConcurrentQueries, 1))
+	d.cache = d.newCaches()
 	d.handlers = d.newHandlers()
 	d.resources = httpadapter.New(d.resourceMux())
 	if d.settingsErr != nil {

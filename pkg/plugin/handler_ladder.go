@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -50,6 +49,8 @@ type ladderRead struct {
 	found   bool
 	queries []string
 	notes   []string
+	// failed: a read failed (the stored logs.txt, or Prometheus).
+	failed bool
 }
 
 // runLadder reads a run's ladder: the stored rows first, else the stored
@@ -73,14 +74,19 @@ func (d *Datasource) runLadder(ctx context.Context, e runs.Entry) ladderRead {
 		lr.notes = append(lr.notes, fmt.Sprintf("run %s has no ladder rows in its stored %s and no %s: not a ladder run", e.ID, runs.FileStatsJSONL, runs.FileLogs))
 		return lr
 	}
-	v, _ := d.cache.get(ctx, d.blockKey(e, "ladder"), d.now(), func() (any, time.Duration) {
+	ev, _, err := d.cache.ladders.get(ctx, d.key(keyLadder, e, ""), func(ctx context.Context) (ladderRead, outcome) {
 		ev := d.evaluateLadder(ctx, e)
-		if ctx.Err() != nil || !e.EndKnown {
-			return ev, liveTTL
+		switch {
+		case ev.failed:
+			return ev, failedRead
+		case !e.EndKnown || !d.finished(e, d.now().Unix()):
+			return ev, liveRun
 		}
-		return ev, -1
+		return ev, finishedOK
 	})
-	ev, _ := v.(ladderRead)
+	if err != nil {
+		ev.notes = []string{fmt.Sprintf("run %s: the ladder read was cancelled: %v", e.ID, err)}
+	}
 	ev.notes = append(lr.notes, ev.notes...)
 	return ev
 }
@@ -91,6 +97,7 @@ func (d *Datasource) evaluateLadder(ctx context.Context, e runs.Entry) ladderRea
 	lad, err := d.storedLadderLog(ctx, e)
 	if err != nil {
 		lr.notes = append(lr.notes, err.Error())
+		lr.failed = true
 		return lr
 	}
 	if len(lad.Steps) == 0 {
@@ -108,6 +115,7 @@ func (d *Datasource) evaluateLadder(ctx context.Context, e runs.Entry) ladderRea
 	lr.notes = append(lr.notes, res.Notices...)
 	if res.Err != nil {
 		lr.notes = append(lr.notes, fmt.Sprintf("run %s: a ladder read failed, so no ladder steps are shown (never a ladder with gaps): %v", e.ID, res.Err))
+		lr.failed = true
 		return lr
 	}
 	// Through the rows the export writes, so the panel shows the artifact's

@@ -179,10 +179,11 @@ type livePhase struct {
 
 // livePhases reads the timing breakdown records of a run from the pods'
 // logs (the atelet and worker namespaces and containers of the settings,
-// from the run start − 60 s), as `density export` does, cached for
-// liveTTL: the logs change while the pods run.
+// from the run start − 60 s), as `density export` does, cached as live
+// (today's pods: the logs change while they run) or, when a pod's log
+// could not be read, as a failed read.
 func (d *Datasource) livePhases(ctx context.Context, e runs.Entry) livePhase {
-	v, _ := d.cache.get(ctx, d.blockKey(e, "phases live"), d.now(), func() (any, time.Duration) {
+	lp, _, err := d.cache.livePhases.get(ctx, d.key(keyLivePhases, e, ""), func(ctx context.Context) (livePhase, outcome) {
 		s := d.settings
 		col := phases.NewCollector()
 		col.DropAfter((e.End + s.AteletLagSeconds) * 1_000_000)
@@ -202,8 +203,13 @@ func (d *Datasource) livePhases(ctx context.Context, e runs.Entry) livePhase {
 		var lp livePhase
 		lp.groups, lp.summary = phases.FromRows(append(rows, phases.SummaryRow(phases.RunKey{}, sum)))
 		lp.notices = slices.Concat(lr.Notices, col.Report(), collisions, phases.Warnings(sum, len(groups)))
-		return lp, liveTTL
+		if lr.PodsFailed > 0 {
+			return lp, failedRead
+		}
+		return lp, liveRun
 	})
-	lp, _ := v.(livePhase)
+	if err != nil {
+		lp.notices = []string{fmt.Sprintf("the read of the pod logs was cancelled: %v", err)}
+	}
 	return lp
 }

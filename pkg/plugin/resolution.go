@@ -82,30 +82,24 @@ type psiPanel struct {
 // with the highest peak instead, all computed by Prometheus.
 func (d *Datasource) psiSeriesPanel(ctx context.Context, m queryModel, e runs.Entry, count *int) psiPanel {
 	bands := m.Series == "bands" || (m.Series != "all" && count != nil && *count > d.settings.MaxSeries)
-	key := d.blockKey(e, "psi panel") + "\x00" + strings.Join([]string{m.Scope, m.Resource, strconv.FormatBool(bands),
-		strconv.FormatInt(m.grid.step, 10), strconv.Itoa(d.settings.TopSeries)}, "\x00")
-	now := d.now()
-	var v any
+	key := d.key(keyPSIPanel, e, "")
+	key.psi = psiPanelKey{scope: m.Scope, resource: m.Resource, bands: bands, step: m.grid.step, top: d.settings.TopSeries}
+	var (
+		p   psiPanel
+		err error
+	)
 	whileWaiting(ctx, func() {
-		v, _ = d.cache.get(ctx, key, now, func() (any, time.Duration) {
-			release, err := takeHarvestSlot(ctx, d.slots)
-			if err != nil {
-				return psiPanel{failed: err}, 0
-			}
-			defer release()
+		p, _, err = d.cache.psiPanels.get(ctx, key, func(ctx context.Context) (psiPanel, outcome) {
+			now := d.now().Unix()
 			p := d.readPSIPanel(ctx, m, e, bands, count)
-			switch {
-			case ctx.Err() != nil || p.failed != nil:
-				return p, 0
-			case d.finished(e, now.Unix()):
-				return p, -1
+			if p.failed != nil {
+				return p, failedRead
 			}
-			return p, liveTTL
+			return p, noticesOutcome(p.notices, d.finished(e, now))
 		})
 	})
-	p, ok := v.(psiPanel)
-	if !ok {
-		return psiPanel{failed: ctx.Err()}
+	if err != nil {
+		return psiPanel{failed: err}
 	}
 	return p
 }

@@ -35,23 +35,26 @@ type storedRows struct {
 	problem        string
 }
 
-// storedOnce reads one artifact of a stored run through the cache: kept
-// for good once the run is complete, for liveTTL while the orchestrator
-// may still upload, not at all when the read was cancelled.
-func storedOnce[T any](ctx context.Context, d *Datasource, e runs.Entry, what string, read func() T) T {
-	v, _ := d.cache.get(ctx, d.blockKey(e, what), d.now(), func() (any, time.Duration) {
-		s := read()
+// storedOnce reads one artifact of a stored run through c: finished once
+// the run is complete (the orchestrator uploads server_summary.json or
+// status.json last), live while it may still upload, a failed read when
+// the file could not be read.
+func storedOnce[T interface{ readFailed() bool }](ctx context.Context, d *Datasource, c *cached[T], e runs.Entry, name string, read func(context.Context) T) T {
+	s, _, _ := c.get(ctx, d.key(keyStoredFile, e, name), func(ctx context.Context) (T, outcome) {
+		s := read(ctx)
 		switch {
-		case ctx.Err() != nil:
-			return s, 0
+		case s.readFailed():
+			return s, failedRead
 		case e.Artifacts.ServerSummary || e.Artifacts.Status:
-			return s, -1 // the orchestrator uploads these last: the run is complete
+			return s, finishedOK
 		}
-		return s, liveTTL
+		return s, liveRun
 	})
-	s, _ := v.(T)
 	return s
 }
+
+func (s storedFile[T]) readFailed() bool { return s.problem != "" }
+func (s storedRows) readFailed() bool    { return s.problem != "" }
 
 // inStore reports whether e's artifacts can be read from the results store.
 func (d *Datasource) inStore(e runs.Entry) bool {
@@ -61,24 +64,24 @@ func (d *Datasource) inStore(e runs.Entry) bool {
 // storedSummary is a stored run's server_summary.json read into the
 // engine's Result (the blocks are harvested when it cannot be read).
 func (d *Datasource) storedSummary(ctx context.Context, e runs.Entry) storedFile[artifact.StoredSummary] {
-	return readStoredFile(ctx, d, e, e.Artifacts.ServerSummary, runs.PartSummary, runs.FileServerSummary,
+	return readStoredFile(ctx, d, d.cache.summaries, e, e.Artifacts.ServerSummary, runs.PartSummary, runs.FileServerSummary,
 		func(s *runs.Stored) *artifact.StoredSummary { return s.Summary }, "its numbers are harvested from Prometheus")
 }
 
 // storedPSIFile is a stored run's psi_series.json: the bands and top
 // series of every PSI panel.
 func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedFile[artifact.PSISeries] {
-	return readStoredFile(ctx, d, e, e.Artifacts.PSISeries, runs.PartPSI, runs.FilePSISeries,
+	return readStoredFile(ctx, d, d.cache.psiFiles, e, e.Artifacts.PSISeries, runs.PartPSI, runs.FilePSISeries,
 		func(s *runs.Stored) *artifact.PSISeries { return s.PSI }, "PSI series are read from Prometheus")
 }
 
 // readStoredFile reads one part of e through the stored-run reader, once,
 // when the run has it; instead says what is read when it cannot be.
-func readStoredFile[T any](ctx context.Context, d *Datasource, e runs.Entry, has bool, part runs.Part, name string, pick func(*runs.Stored) *T, instead string) storedFile[T] {
+func readStoredFile[T any](ctx context.Context, d *Datasource, c *cached[storedFile[T]], e runs.Entry, has bool, part runs.Part, name string, pick func(*runs.Stored) *T, instead string) storedFile[T] {
 	if !d.inStore(e) || !has {
 		return storedFile[T]{}
 	}
-	return storedOnce(ctx, d, e, "stored "+name, func() storedFile[T] {
+	return storedOnce(ctx, d, c, e, name, func(ctx context.Context) storedFile[T] {
 		st := d.catalogs.Store.Read(ctx, e, part)
 		s := storedFile[T]{value: pick(st)}
 		if p := st.Problem(name); p != nil {
@@ -92,7 +95,7 @@ func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
 	if !d.inStore(e) || !e.Artifacts.StatsJSONL {
 		return storedRows{}
 	}
-	return storedOnce(ctx, d, e, "stored "+runs.FileStatsJSONL, func() storedRows {
+	return storedOnce(ctx, d, d.cache.rows, e, runs.FileStatsJSONL, func(ctx context.Context) storedRows {
 		st := d.catalogs.Store.Read(ctx, e, runs.PartRows)
 		rr := st.Rows
 		s := storedRows{server: rr.Server, trial: rr.Trial, ladder: rr.Ladder, phases: rr.Phases}
@@ -188,29 +191,33 @@ func (d *Datasource) storedLadderLog(ctx context.Context, e runs.Entry) (runs.La
 	if e.Source != runs.SourceStore || d.catalogs.Store == nil || !e.Artifacts.Logs {
 		return runs.Ladder{}, nil
 	}
-	type read struct {
-		lad runs.Ladder
-		err error
-	}
-	v, _ := d.cache.get(ctx, d.blockKey(e, "ladder log"), d.now(), func() (any, time.Duration) {
-		var r read
+	r, _, err := d.cache.ladderLogs.get(ctx, d.key(keyLadderLog, e, ""), func(ctx context.Context) (ladderLog, outcome) {
+		var r ladderLog
 		rc, err := d.catalogs.Store.OpenFile(ctx, e, runs.FileLogs)
 		if err != nil {
 			r.err = fmt.Errorf("run %s: reading its stored %s: %w", e.ID, runs.FileLogs, err)
-			return r, 0
+			return r, failedRead
 		}
 		defer rc.Close()
 		if r.lad, err = runs.ReadLadder(rc, time.UTC); err != nil {
 			r.err = fmt.Errorf("run %s: reading its stored %s: %w", e.ID, runs.FileLogs, err)
-			return r, 0
+			return r, failedRead
 		}
 		if !e.EndKnown {
-			return r, liveTTL
+			return r, liveRun
 		}
-		return r, -1
+		return r, finishedOK
 	})
-	r, _ := v.(read)
+	if err != nil {
+		return runs.Ladder{}, err
+	}
 	return r.lad, r.err
+}
+
+// ladderLog is a stored logs.txt's ladder, or why it could not be read.
+type ladderLog struct {
+	lad runs.Ladder
+	err error
 }
 
 // storeNotices are the caveats of reading a stored run: an artifact that

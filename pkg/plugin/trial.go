@@ -63,15 +63,12 @@ func (d *Datasource) trialSummary(ctx context.Context, e runs.Entry) trialRow {
 	if e.Source == runs.SourceStore {
 		return d.storedTrial(ctx, e)
 	}
-	now := d.now()
-	v, _ := d.cache.get(ctx, d.blockKey(e, "trial"), now, func() (any, time.Duration) {
-		t := d.liveTrial(ctx, e, now.Unix())
-		if ctx.Err() != nil {
-			return t, 0
-		}
-		return t, liveTTL
+	t, _, err := d.cache.trials.get(ctx, d.key(keyTrial, e, ""), func(ctx context.Context) (trialRow, outcome) {
+		return d.liveTrial(ctx, e, d.now().Unix())
 	})
-	t, _ := v.(trialRow)
+	if err != nil {
+		t.notices = append(t.notices, fmt.Sprintf("run %s: the trial_summary read was cancelled: %v", e.ID, err))
+	}
 	return t
 }
 
@@ -101,16 +98,26 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 	return t
 }
 
-// liveTrial computes the row of a run outside the store.
-func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) trialRow {
+// liveTrial computes the row of a run outside the store, and its outcome:
+// live while it reads today's cluster or the run may change, failed when a
+// read failed.
+func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (trialRow, outcome) {
 	var t trialRow
 	var facts clusterfacts.Facts
+	o := finishedOK
+	if !d.finished(e, now) {
+		o = liveRun
+	}
 	switch reason := d.liveFactsUnavailable(e, now); {
 	case reason != "":
 		t.notices = append(t.notices, fmt.Sprintf("run %s: cluster facts are null: %s", e.ID, reason))
 	default:
+		o = liveRun // today's cluster: it changes
 		r := cluster.Discover(ctx, d.kube, d.settings.clusterOptions())
 		facts = r.Facts
+		if len(r.Notices) > 0 {
+			o = failedRead
+		}
 		for _, n := range r.Notices {
 			t.notices = append(t.notices, fmt.Sprintf("run %s: %s null: %s", e.ID, strings.Join(n.Fields, ", "), n.Reason))
 		}
@@ -121,6 +128,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) tri
 	if d.catalogs.Discovery != nil {
 		samples, err := d.catalogs.Discovery.Samples(ctx, e.Start, e.End)
 		if err != nil {
+			o = failedRead
 			t.notices = append(t.notices, fmt.Sprintf("run %s: user counts unavailable: %v", e.ID, err))
 		}
 		for _, s := range samples {
@@ -137,7 +145,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) tri
 		}
 		t.notices = append(t.notices, fmt.Sprintf("run %s: %s null: %s", e.ID, n.Field, n.Reason))
 	}
-	return t
+	return t, o
 }
 
 // liveFactsUnavailable says why today's cluster must not describe a run
