@@ -1,7 +1,7 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-// The query model, settings keys and defaults of ../shared/spec/datasource.md.
+// The query model, settings keys and defaults of docs/query-types.md.
 // Names here are the wire names: provisioning files, dashboards and the Go
 // backend (pkg/plugin) depend on them, so they never get renamed for style.
 

@@ -112,7 +112,7 @@ func (p *pathList) Set(v string) error {
 const (
 	commandUse  = "export --run-dir DIR [flags]"
 	commandLong = `Harvests a run from Prometheus and Kubernetes into server_summary.json,
-psi_series.json and the stats.jsonl rows (export.md), from a run directory
+psi_series.json and the stats.jsonl rows (docs/artifacts.md), from a run directory
 or an archived run of a results store:
 
   density export --run-dir DIR [flags]
@@ -178,7 +178,7 @@ func AddFlags(fs *pflag.FlagSet, o *Options) {
 	fs.DurationVar(&o.PhaseLogTimeout, "phase-log-timeout", cluster.DefaultLogTimeout, "timeout of each pod log read")
 	fs.IntVar(&o.PhaseMaxLogMB, "phase-max-log-mb", cluster.DefaultMaxLogBytes>>20, "most MiB read of one pod's log (the rest is cut, with a notice)")
 	fs.StringVar(&o.Metadata, "metadata", "", "JSON object merged over $BENCHMARK_METADATA into trial_summary metadata_<key> fields")
-	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
+	fs.StringVar(&o.Gates, "gates", "", "gates file (YAML, docs/verdicts.md): gate rows appended last, exit 3 when a gate fails (env GATES)")
 	command.AddBaselineFlags(fs, &o.Baseline)
 	fs.StringVar(&o.JUnit, "junit", "", "with --gates: write JUnit XML of the gates to this file")
 	fs.BoolVar(&o.Report, "report", true, "write report.html next to server_summary.json (--no-report or REPORT=false skips it)")

@@ -1,5 +1,5 @@
-// Package harvest computes the server_summary blocks of
-// shared/spec/server-telemetry.md from Prometheus: cluster packing, node and
+// Package harvest computes the server_summary blocks (docs/artifacts.md;
+// the spec's server-telemetry.md) from Prometheus: cluster packing, node and
 // pod PSI, snapshot window figures, active actors, working sets and OOM
 // events. It knows nothing of Grafana or of files: the plugin turns a Result
 // into frames, pkg/artifact into server_summary.json and the flat row.

@@ -239,7 +239,7 @@ func CheckCommand(env Env) cli.Command {
 	return cli.Command{
 		Use:   "check --gates FILE (--run-dir DIR | --store URL --run ID) [flags]",
 		Short: "evaluate a gates file on a run: gate rows, JUnit, exit 3 when a gate fails",
-		Long: `Evaluates a gates file (verdicts.md) on a run directory or a stored run,
+		Long: `Evaluates a gates file (docs/verdicts.md) on a run directory or a stored run,
 prints one line per gate, writes the gate rows to stats.jsonl (and JUnit
 XML with --junit). Exit codes: 0 every gate passed, 1 not written, 2 usage
 error, 3 a gate failed.`,
