@@ -39,6 +39,7 @@ type Many struct {
 	URL      string // file://Root
 	TestName string
 	Runs     []demo.StoreRun // ordered by start
+	PromURL  string          // BuildMany: the template's Prometheus (up until the test ends)
 }
 
 // Template exports the simulator's ladder run with its pod logs (ladder
@@ -46,8 +47,9 @@ type Many struct {
 // Prometheus and the real `density export`, appends the Locust rows the
 // orchestrator adds to a stored stats.jsonl (one per endpoint, rows the
 // export keeps as foreign), and returns its directory: the template Many
-// writes its runs from. It costs one simulated export.
-func Template(t testing.TB) string {
+// writes its runs from, and the Prometheus holding the run (up until the
+// test ends). It costs one simulated export.
+func Template(t testing.TB) (string, string) {
 	t.Helper()
 	sc := simrun.LadderSteps()
 	sc.PhaseLogs = true
@@ -84,7 +86,7 @@ func Template(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
+	return dir, prom.URL
 }
 
 // WriteMany writes n nightly runs from the template run in templateDir
@@ -114,12 +116,13 @@ func WriteMany(templateDir, root string, n int, now time.Time) (*Many, error) {
 // BuildMany is WriteMany into a temporary directory from a fresh template.
 func BuildMany(t testing.TB, n int, now time.Time) *Many {
 	t.Helper()
-	tmpl := Template(t)
+	tmpl, promURL := Template(t)
 	t0 := time.Now()
 	m, err := WriteMany(tmpl, t.TempDir(), n, now)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.PromURL = promURL
 	t.Logf("store of %d runs written from one template in %v", n, time.Since(t0).Round(time.Millisecond))
 	return m
 }
