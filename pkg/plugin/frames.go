@@ -162,9 +162,10 @@ func notesOf(id string, texts []string) []runNote {
 const mergedExamples = 3
 
 // mergeNotes are the frame notices of notes in order of first appearance:
-// equal texts (and severity) merge into one notice; a text of one run says
-// "run <id>: <text>", of several "<text> (N runs, e.g. a, b, c)" with the
-// first ids in the order the notes came (run order).
+// equal texts merge into one notice of the highest severity among them; a
+// text of one run says "run <id>: <text>", of several "<text> (N runs,
+// e.g. a, b, c)" with the first ids in the order the notes came (run
+// order).
 func mergeNotes(notes []runNote) []data.Notice {
 	type group struct {
 		warn bool
@@ -172,15 +173,15 @@ func mergeNotes(notes []runNote) []data.Notice {
 		runs []string
 	}
 	var groups []*group
-	index := map[runNote]*group{}
+	index := map[string]*group{}
 	for _, n := range notes {
-		k := runNote{text: n.text, warn: n.warn}
-		g, ok := index[k]
+		g, ok := index[n.text]
 		if !ok {
-			g = &group{warn: n.warn, text: n.text}
-			index[k] = g
+			g = &group{text: n.text}
+			index[n.text] = g
 			groups = append(groups, g)
 		}
+		g.warn = g.warn || n.warn
 		if n.run != "" && !slices.Contains(g.runs, n.run) {
 			g.runs = append(g.runs, n.run)
 		}

@@ -12,8 +12,9 @@ import (
 	"github.com/substrate/density/pkg/harvest"
 )
 
-// mergeNotes: equal texts (and severity) say once, with their runs; one
-// run's text names it; a run is counted once; order is first appearance.
+// mergeNotes: equal texts say once, with their runs and the highest
+// severity; one run's text names it; a run is counted once; order is first
+// appearance.
 func TestMergeNotes(t *testing.T) {
 	src := "source: results store"
 	info, warn := data.NoticeSeverityInfo, data.NoticeSeverityWarning
@@ -31,8 +32,8 @@ func TestMergeNotes(t *testing.T) {
 		{"a run said twice counts once", []runNote{{run: "a", text: src}, {run: "a", text: src}}, []data.Notice{{Severity: info, Text: "run a: " + src}}},
 		{"different texts stay apart, in order", []runNote{{run: "a", text: "y"}, {run: "a", text: "x"}, {run: "b", text: "y"}, note("z")},
 			[]data.Notice{{Severity: info, Text: "y (2 runs, e.g. a, b)"}, {Severity: info, Text: "run a: x"}, {Severity: info, Text: "z"}}},
-		{"a warning does not merge with a caveat", []runNote{{run: "a", text: "x", warn: true}, {run: "b", text: "x"}, {run: "c", text: "x", warn: true}},
-			[]data.Notice{{Severity: warn, Text: "x (2 runs, e.g. a, c)"}, {Severity: info, Text: "run b: x"}}},
+		{"the highest severity of those merged", []runNote{{run: "a", text: "x"}, {run: "b", text: "x", warn: true}, {run: "c", text: "x"}},
+			[]data.Notice{{Severity: warn, Text: "x (3 runs, e.g. a, b, c)"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := mergeNotes(c.notes)
