@@ -90,3 +90,15 @@ func hasPrefix(ss []string, prefix string) bool {
 	}
 	return false
 }
+
+// BenchmarkWriteMany is the writing of 1,000 runs from one template (the
+// template's export not counted).
+func BenchmarkWriteMany(b *testing.B) {
+	tmpl, _ := Template(b)
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		if _, err := WriteMany(tmpl, b.TempDir(), 1000, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
