@@ -231,7 +231,7 @@ func PlainWrite(path string, data []byte) error {
 // planted steps for its series).
 func (t *Template) WriteRun(root string, s Series, n int, start int64, write WriteFunc) (StoreRun, error) {
 	tmpl, rows, psi := t.summary, t.rows, t.psi
-	night := uint64(n) // #nosec G115 -- n is a night index in [0, StoreNights)
+	night := uint64(n) // #nosec G115 -- n is a night index, never negative
 	tag := fmt.Sprintf("%07x", (0xd000000+night*0x1f3+s.Seed*0x10000)&0xfffffff)
 	shift := start - tmpl.Meta.Start
 	md := tmpl.Meta
