@@ -73,30 +73,34 @@ func (s *Store) Newest(testName, sandbox string) (StoreRun, bool) {
 	return out, found
 }
 
-// series is one cohort of nightly runs.
-type series struct {
-	test, sandbox string
-	hour          int64   // UTC hour of the nightly start
-	seed          uint64  // noise stream
-	scale         float64 // cohort level relative to the template
+// Series is one cohort of nightly runs.
+type Series struct {
+	Test, Sandbox string
+	Hour          int64   // UTC hour of the nightly start
+	Seed          uint64  // noise stream
+	Scale         float64 // cohort level relative to the template
 }
 
-// WriteStore writes the demo store into root (replacing its runs/) from the
-// demo export's artifacts in templateDir: nightly runs over the 30 nights
-// before now, per series. The runs' values are the template's, scaled per
-// cohort, with ±1 % deterministic noise and the planted steps. The demo run
-// itself is stored too, and the exported ladder run in ladderDir unless it
-// is empty.
-func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, error) {
-	sumData, err := os.ReadFile(filepath.Join(templateDir, runs.FileServerSummary)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
+// Template is a run's artifacts that stored runs are written from: its
+// server_summary.json, its stats.jsonl rows other than server_summary
+// (trial, ladder, phase, Locust rows as it has them) and its psi_series.json.
+type Template struct {
+	summary *artifact.StoredSummary
+	rows    []artifact.Row
+	psi     []byte
+}
+
+// ReadTemplate reads the template run in dir.
+func ReadTemplate(dir string) (*Template, error) {
+	sumData, err := os.ReadFile(filepath.Join(dir, runs.FileServerSummary)) // #nosec G304 -- a fixed artifact name inside the run the caller named
 	if err != nil {
-		return nil, fmt.Errorf("reading the template run (run `mage demo` first): %w", err)
+		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
 	tmpl, err := artifact.ReadServerSummary(sumData)
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
-	jsonl, err := os.ReadFile(filepath.Join(templateDir, runs.FileStatsJSONL)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
+	jsonl, err := os.ReadFile(filepath.Join(dir, runs.FileStatsJSONL)) // #nosec G304 -- a fixed artifact name inside the run the caller named
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
 	}
@@ -110,23 +114,37 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 			rows = append(rows, *l.Row)
 		}
 	}
-	psi, err := os.ReadFile(filepath.Join(templateDir, runs.FilePSISeries)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
+	psi, err := os.ReadFile(filepath.Join(dir, runs.FilePSISeries)) // #nosec G304 -- a fixed artifact name inside the run the caller named
 	if err != nil {
 		return nil, fmt.Errorf("reading the template run: %w", err)
+	}
+	return &Template{summary: tmpl, rows: rows, psi: psi}, nil
+}
+
+// WriteStore writes the demo store into root (replacing its runs/) from the
+// demo export's artifacts in templateDir: nightly runs over the 30 nights
+// before now, per series. The runs' values are the template's, scaled per
+// cohort, with ±1 % deterministic noise and the planted steps. The demo run
+// itself is stored too, and the exported ladder run in ladderDir unless it
+// is empty.
+func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, error) {
+	tmpl, err := ReadTemplate(templateDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run `mage demo` first)", err)
 	}
 	if err := os.RemoveAll(filepath.Join(root, "runs")); err != nil {
 		return nil, fmt.Errorf("clearing the demo store: %w", err)
 	}
 	st := &Store{Root: root, URL: "file://" + root}
 	last := now.UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour).Unix() // last night, 00:00 UTC
-	for _, s := range []series{
+	for _, s := range []Series{
 		{StoreTest, "gvisor", 2, 1, 1},
 		{StoreTest, "microvm", 3, 2, 0.93},
 		{StoreChurnTest, "gvisor", 4, 3, 1.05},
 	} {
 		for n := range StoreNights {
-			start := last - int64(StoreNights-1-n)*86400 + s.hour*3600
-			r, err := writeRun(root, tmpl, rows, psi, s, n, start)
+			start := last - int64(StoreNights-1-n)*86400 + s.Hour*3600
+			r, err := tmpl.WriteRun(root, s, n, start, atomicWrite)
 			if err != nil {
 				return nil, err
 			}
@@ -135,7 +153,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 	}
 	// The demo run itself, as exported: the run the Prometheus of `mage
 	// demoServe` and the compose stack holds, for the run overview.
-	tr, err := copyTemplate(templateDir, root, tmpl.Meta)
+	tr, err := copyTemplate(templateDir, root, tmpl.summary.Meta)
 	if err != nil {
 		return nil, err
 	}
@@ -193,25 +211,43 @@ func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRu
 	return StoreRun{ID: runs.StoreRunID(md.TestName, md.Start, md.Tag), TestName: md.TestName, Tag: md.Tag, Start: md.Start, Dir: dir}, nil
 }
 
-// writeRun writes night n of series s into the store.
-func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, psi []byte, s series, n int, start int64) (StoreRun, error) {
-	night := uint64(n) // #nosec G115 -- n is a night index in [0, StoreNights)
-	tag := fmt.Sprintf("%07x", (0xd000000+night*0x1f3+s.seed*0x10000)&0xfffffff)
+// WriteFunc writes one artifact file.
+type WriteFunc func(path string, data []byte) error
+
+// atomicWrite is how the demo store writes: each file whole or not at all.
+func atomicWrite(path string, data []byte) error {
+	return artifact.WriteFileAtomic(path, data, 0o644)
+}
+
+// PlainWrite writes a file without the atomic rename and sync, for a
+// fixture of many runs in a temporary directory.
+func PlainWrite(path string, data []byte) error {
+	return os.WriteFile(path, data, 0o644) // #nosec G306 G703 -- a results store is for others to read; the path is built from the caller's own directory
+}
+
+// WriteRun writes night n of series s, starting at start, into the store
+// at root: the template's artifacts with the run's identity, window and
+// values (±1 % noise from the series' seed and the night; the demo store's
+// planted steps for its series).
+func (t *Template) WriteRun(root string, s Series, n int, start int64, write WriteFunc) (StoreRun, error) {
+	tmpl, rows, psi := t.summary, t.rows, t.psi
+	night := uint64(n) // #nosec G115 -- n is a night index, never negative
+	tag := fmt.Sprintf("%07x", (0xd000000+night*0x1f3+s.Seed*0x10000)&0xfffffff)
 	shift := start - tmpl.Meta.Start
 	md := tmpl.Meta
-	md.TestName, md.Tag, md.PromURL = s.test, tag, ""
+	md.TestName, md.Tag, md.PromURL = s.Test, tag, ""
 	md.Start, md.End = md.Start+shift, md.End+shift
 	md.SteadyStart, md.SteadyEnd = md.SteadyStart+shift, md.SteadyEnd+shift
 
-	noise := func(k uint64) float64 { return 1 + 0.01*(2*unit(s.seed*1_000_003+night*7919+k)-1) }
-	packing := s.scale * noise(1)
-	restore, checkpoint, sizeP99 := noise(2)/s.scale, noise(3), noise(6)
+	noise := func(k uint64) float64 { return 1 + 0.01*(2*unit(s.Seed*1_000_003+night*7919+k)-1) }
+	packing := s.Scale * noise(1)
+	restore, checkpoint, sizeP99 := noise(2)/s.Scale, noise(3), noise(6)
 	switch {
-	case s.test == StoreTest && s.sandbox == "gvisor" && n >= RegressionNight:
+	case s.Test == StoreTest && s.Sandbox == "gvisor" && n >= RegressionNight:
 		restore *= 1.4
-	case s.test == StoreTest && s.sandbox == "microvm" && n >= AckedNight:
+	case s.Test == StoreTest && s.Sandbox == "microvm" && n >= AckedNight:
 		sizeP99 *= 1.25
-	case s.test == StoreChurnTest && n >= ImprovementNight:
+	case s.Test == StoreChurnTest && n >= ImprovementNight:
 		checkpoint *= 0.8
 	}
 	r := *tmpl.Result
@@ -235,7 +271,7 @@ func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, ps
 	}
 	r.WorkingSet = ws
 
-	dir := filepath.Join(root, "runs", s.test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
+	dir := filepath.Join(root, "runs", s.Test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
 		"run_ts="+strconv.FormatInt(start, 10), "run_tag="+tag)
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
@@ -247,7 +283,7 @@ func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, ps
 	var jsonl bytes.Buffer
 	out := []artifact.Row{artifact.ServerSummaryRow(md, &r)}
 	for _, row := range rows {
-		row.Timestamp, row.Tag, row.TestName = artifact.DataTimestamp(start), tag, s.test
+		row.Timestamp, row.Tag, row.TestName = artifact.DataTimestamp(start), tag, s.Test
 		row.Measurements = varyRow(row, s, shift, packing, noise(5))
 		out = append(out, row)
 	}
@@ -263,17 +299,17 @@ func writeRun(root string, tmpl *artifact.StoredSummary, rows []artifact.Row, ps
 		runs.FileServerSummary: sum, runs.FileStatsJSONL: jsonl.Bytes(), runs.FilePSISeries: psi,
 		runs.FileStatus: []byte(`{"locust_exit_code": 0, "stats_generated": true}` + "\n"),
 	} {
-		if err := artifact.WriteFileAtomic(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := write(filepath.Join(dir, name), data); err != nil {
 			return StoreRun{}, fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
-	return StoreRun{ID: runs.StoreRunID(s.test, start, tag), TestName: s.test, Tag: tag, Sandbox: s.sandbox, Start: start, Dir: dir}, nil
+	return StoreRun{ID: runs.StoreRunID(s.Test, start, tag), TestName: s.Test, Tag: tag, Sandbox: s.Sandbox, Start: start, Dir: dir}, nil
 }
 
 // varyRow is a template row for this run: the trial_summary with the
 // cohort's sandbox class, the run's window and frontiers scaled with
 // packing; other rows' numbers with the run's noise.
-func varyRow(row artifact.Row, s series, shift int64, packing, noise float64) artifact.Object {
+func varyRow(row artifact.Row, s Series, shift int64, packing, noise float64) artifact.Object {
 	m := make(artifact.Object, len(row.Measurements))
 	for i, f := range row.Measurements {
 		m[i] = f
@@ -290,7 +326,7 @@ func varyRow(row artifact.Row, s series, shift int64, packing, noise float64) ar
 		}
 		switch {
 		case f.Key == "sandbox_class":
-			m[i].Value = s.sandbox
+			m[i].Value = s.Sandbox
 		case f.Key == "run_start" || f.Key == "run_end":
 			if err == nil {
 				m[i].Value = strconv.FormatInt(int64(x)+shift, 10)

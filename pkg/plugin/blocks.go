@@ -103,23 +103,20 @@ func distinctSorted(qs []string) []string {
 
 // runNotices are the caveats of the run itself, shown with every frame of
 // it: a window that fell back, a young or live run, unreadable files.
-func (d *Datasource) runNotices(e runs.Entry, now int64) []string {
-	var out []string
+func (d *Datasource) runNotices(e runs.Entry, now int64) []runNote {
+	var out []runNote
 	if !e.SteadyFromSamples && e.SteadyWhy != "" {
-		out = append(out, fmt.Sprintf("run %s: steady window = run window (%s)", e.ID, e.SteadyWhy))
+		out = append(out, runNote{run: e.ID, text: fmt.Sprintf("steady window = run window (%s)", e.SteadyWhy)})
 	}
 	lag := d.settings.AteletLagSeconds
 	switch {
 	case e.Live:
-		out = append(out, fmt.Sprintf("run %s is still in progress: its numbers will change", e.ID))
+		out = append(out, runNote{run: e.ID, text: "still in progress: its numbers will change"})
 	case now < e.End+lag:
-		out = append(out, fmt.Sprintf("run %s ended %d s ago, less than the atelet lag of %d s: atelet data (snapshots, active actors, actor working set) may be incomplete",
-			e.ID, max(now-e.End, 0), lag))
+		out = append(out, runNote{run: e.ID, text: fmt.Sprintf("ended %d s ago, less than the atelet lag of %d s: atelet data (snapshots, active actors, actor working set) may be incomplete",
+			max(now-e.End, 0), lag)})
 	}
-	for _, p := range e.Problems {
-		out = append(out, fmt.Sprintf("run %s: %s", e.ID, p))
-	}
-	return out
+	return append(out, notesOf(e.ID, e.Problems)...)
 }
 
 // readFailure returns the first notice of a Prometheus read that failed.

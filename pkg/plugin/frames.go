@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -136,16 +138,78 @@ type sample struct {
 	v float64
 }
 
-// noticesMeta turns harvest notices and run caveats into frame notices.
-func noticesMeta(runNotes []string, ns []harvest.Notice) []data.Notice {
-	var out []data.Notice
-	for _, n := range runNotes {
-		out = append(out, data.Notice{Severity: data.NoticeSeverityInfo, Text: n})
-	}
-	for _, n := range ns {
-		out = append(out, data.Notice{Severity: data.NoticeSeverityWarning, Text: n.String()})
+// runNote is a notice about one run: the run's id is a field, not part of
+// the text, so that a frame over many runs says an equal text once.
+type runNote struct {
+	run  string // the run's id; "" for a notice about no one run
+	text string // what is said, without the run's id
+	warn bool   // a warning (a harvest notice) rather than a caveat
+}
+
+// note is a notice about no one run.
+func note(text string) runNote { return runNote{text: text} }
+
+// notesOf are texts about run id (problems of its stored artifacts).
+func notesOf(id string, texts []string) []runNote {
+	out := make([]runNote, len(texts))
+	for i, t := range texts {
+		out[i] = runNote{run: id, text: t}
 	}
 	return out
+}
+
+// mergedExamples is how many run ids a merged notice names.
+const mergedExamples = 3
+
+// mergeNotes are the frame notices of notes in order of first appearance:
+// equal texts merge into one notice of the highest severity among them; a
+// text of one run says "run <id>: <text>", of several "<text> (N runs,
+// e.g. a, b, c)" with the first ids in the order the notes came (run
+// order).
+func mergeNotes(notes []runNote) []data.Notice {
+	type group struct {
+		warn bool
+		text string
+		runs []string
+	}
+	var groups []*group
+	index := map[string]*group{}
+	for _, n := range notes {
+		g, ok := index[n.text]
+		if !ok {
+			g = &group{text: n.text}
+			index[n.text] = g
+			groups = append(groups, g)
+		}
+		g.warn = g.warn || n.warn
+		if n.run != "" && !slices.Contains(g.runs, n.run) {
+			g.runs = append(g.runs, n.run)
+		}
+	}
+	out := make([]data.Notice, len(groups))
+	for i, g := range groups {
+		text := g.text
+		switch len(g.runs) {
+		case 0:
+		case 1:
+			text = "run " + g.runs[0] + ": " + text
+		default:
+			text = fmt.Sprintf("%s (%d runs, e.g. %s)", text, len(g.runs), strings.Join(g.runs[:min(len(g.runs), mergedExamples)], ", "))
+		}
+		out[i] = data.Notice{Severity: data.NoticeSeverityInfo, Text: text}
+		if g.warn {
+			out[i].Severity = data.NoticeSeverityWarning
+		}
+	}
+	return out
+}
+
+// noticesMeta turns run caveats and harvest notices into frame notices.
+func noticesMeta(notes []runNote, ns []harvest.Notice) []data.Notice {
+	for _, n := range ns {
+		notes = append(notes, runNote{text: n.String(), warn: true})
+	}
+	return mergeNotes(notes)
 }
 
 // setMeta puts the executed PromQL on every frame (the query inspector

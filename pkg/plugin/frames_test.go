@@ -1,8 +1,90 @@
 package plugin
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/substrate/density/internal/storetest"
+	"github.com/substrate/density/pkg/harvest"
 )
+
+// mergeNotes: equal texts say once, with their runs and the highest
+// severity; one run's text names it; a run is counted once; order is first
+// appearance.
+func TestMergeNotes(t *testing.T) {
+	src := "source: results store"
+	info, warn := data.NoticeSeverityInfo, data.NoticeSeverityWarning
+	for _, c := range []struct {
+		name  string
+		notes []runNote
+		want  []data.Notice
+	}{
+		{"none", nil, []data.Notice{}},
+		{"no run", []runNote{note("caveat"), note("caveat")}, []data.Notice{{Severity: info, Text: "caveat"}}},
+		{"one run", []runNote{{run: "a", text: src}}, []data.Notice{{Severity: info, Text: "run a: " + src}}},
+		{"two runs", []runNote{{run: "a", text: src}, {run: "b", text: src}}, []data.Notice{{Severity: info, Text: src + " (2 runs, e.g. a, b)"}}},
+		{"five runs, first three named in run order", []runNote{{run: "r1", text: src}, {run: "r2", text: src}, {run: "r3", text: src}, {run: "r4", text: src}, {run: "r5", text: src}},
+			[]data.Notice{{Severity: info, Text: src + " (5 runs, e.g. r1, r2, r3)"}}},
+		{"a run said twice counts once", []runNote{{run: "a", text: src}, {run: "a", text: src}}, []data.Notice{{Severity: info, Text: "run a: " + src}}},
+		{"different texts stay apart, in order", []runNote{{run: "a", text: "y"}, {run: "a", text: "x"}, {run: "b", text: "y"}, note("z")},
+			[]data.Notice{{Severity: info, Text: "y (2 runs, e.g. a, b)"}, {Severity: info, Text: "run a: x"}, {Severity: info, Text: "z"}}},
+		{"the highest severity of those merged", []runNote{{run: "a", text: "x"}, {run: "b", text: "x", warn: true}, {run: "c", text: "x"}},
+			[]data.Notice{{Severity: warn, Text: "x (3 runs, e.g. a, b, c)"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := mergeNotes(c.notes)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("got  %v\nwant %v", got, c.want)
+			}
+		})
+	}
+	// Harvest notices are warnings after the caveats.
+	got := noticesMeta([]runNote{{run: "a", text: "x"}}, []harvest.Notice{{Block: "psi", Reason: "null"}})
+	if fmt.Sprint(got) != fmt.Sprint([]data.Notice{{Severity: info, Text: "run a: x"}, {Severity: warn, Text: "psi: null"}}) {
+		t.Errorf("noticesMeta: %v", got)
+	}
+}
+
+// A summary over 40 stored runs written from one template says each
+// caveat the runs share once, naming the first three runs in run order,
+// rather than once per run.
+func TestSummaryMergesNotices(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	m := storetest.BuildMany(t, 40, now)
+	e := &env{
+		name: "merged", storeRoot: m.Root, promURL: m.PromURL, now: now,
+		jsonData: map[string]any{"resultsStore": m.URL, "discoverRuns": false, "timeoutSeconds": 30},
+		uid:      fmt.Sprintf("ds-merged-%d", envSeq.Add(1)),
+	}
+	from, to := m.Runs[0].Start-day, m.Runs[len(m.Runs)-1].Start+day
+	r := e.query(t, e.client(t), q("A", from, to, map[string]any{"queryType": "summary", "run": "range", "testName": m.TestName}))["A"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	f := r.Frames[0]
+	if f.Rows() != 40 {
+		t.Fatalf("%d rows, want 40", f.Rows())
+	}
+	ids := field(t, f, "id")
+	texts := noticeTexts(r)
+	t.Logf("%d notices:\n%s", len(f.Meta.Notices), texts)
+	want := fmt.Sprintf("source: results store (the server_summary row of its stored stats.jsonl) (40 runs, e.g. %s, %s, %s)\n", ids.At(0), ids.At(1), ids.At(2))
+	if strings.Count(texts, "source: results store") != 1 || !strings.Contains(texts, want) {
+		t.Errorf("want one notice %q", want)
+	}
+	for _, i := range []int{3, 39} {
+		if id := ids.At(i).(string); strings.Contains(texts, id) {
+			t.Errorf("run %s is named in the notices: only the first three runs of a merged notice are", id)
+		}
+	}
+	if n := len(f.Meta.Notices); n > 10 {
+		t.Errorf("%d notices for 40 runs with the same caveats", n)
+	}
+}
 
 // The Grafana unit ids of the spec: percentunit for ratios, percent for
 // stall %, gbytes for GiB, mbytes for MiB, MiBs for MiB/s, s for seconds.

@@ -63,7 +63,7 @@ func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func
 		if m.Align == alignElapsed {
 			shift := q.TimeRange.From.Unix() - e.SteadyStart
 			shiftTimeSeries(rf.frames, shift)
-			notes = append(notes, fmt.Sprintf("run %s aligned on elapsed time: shifted by %d s so that its steady start lands on the range's start", e.ID, shift))
+			notes = append(notes, runNote{run: e.ID, text: fmt.Sprintf("aligned on elapsed time: shifted by %d s so that its steady start lands on the range's start", shift)})
 		}
 		setMeta(rf.frames, rf.queries, noticesMeta(notes, rf.notices))
 		resp.Frames = append(resp.Frames, rf.frames...)

@@ -22,7 +22,7 @@ func (d *Datasource) clusterFactsFrames(ctx context.Context, _ queryModel, e run
 	t := d.trialSummary(ctx, e)
 	fields, notices := trialColumns([]runs.Entry{e}, []trialRow{t}, factKeys, label)
 	frame := data.NewFrame(frameName("cluster facts", label), fields...)
-	return runFrames{frames: []*data.Frame{frame}, notices: append(notices, textNotices(t.notices)...)}, nil
+	return runFrames{frames: []*data.Frame{frame}, notices: append(notices, noteNotices(t.notices)...)}, nil
 }
 
 // textNotices wraps plain-text notices for noticesMeta.
@@ -30,6 +30,19 @@ func textNotices(ns []string) []harvest.Notice {
 	out := make([]harvest.Notice, len(ns))
 	for i, n := range ns {
 		out[i] = harvest.Notice{Reason: n}
+	}
+	return out
+}
+
+// noteNotices are run notes as warnings for noticesMeta (a single run's
+// frame: each says its run).
+func noteNotices(ns []runNote) []harvest.Notice {
+	out := make([]harvest.Notice, len(ns))
+	for i, n := range ns {
+		out[i] = harvest.Notice{Reason: n.text}
+		if n.run != "" {
+			out[i].Reason = "run " + n.run + ": " + n.text
+		}
 	}
 	return out
 }

@@ -35,8 +35,10 @@ func (d *Datasource) handleFrontier(ctx context.Context, _ backend.PluginContext
 		}
 		cols, notices := trialColumns(entries, rows, keys, "")
 		frame := data.NewFrame("frontier", append(runColumns(entries), cols...)...)
-		notes := []string{frontierCaveat}
-		notes = append(notes, problems...)
+		notes := []runNote{note(frontierCaveat)}
+		for _, p := range problems {
+			notes = append(notes, note(p))
+		}
 		for _, r := range rows {
 			notes = append(notes, r.notices...)
 		}

@@ -63,19 +63,19 @@ func (d *Datasource) cachedBlocks(ctx context.Context, e runs.Entry) *harvest.Re
 // as the summary's values, when the settings prefer the store and the row
 // reads back whole: over many runs (Runs over time) each run's row is all
 // that is read, never its time series.
-func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artifact.Measurement, string, bool) {
+func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artifact.Measurement, runNote, bool) {
 	if !d.settings.PreferStored {
-		return nil, "", false
+		return nil, runNote{}, false
 	}
 	row := d.storedRows(ctx, e).server
 	if row == nil {
-		return nil, "", false
+		return nil, runNote{}, false
 	}
 	values, err := artifact.ReadServerSummaryRow(*row)
 	if err != nil {
-		return nil, "", false
+		return nil, runNote{}, false
 	}
-	return values, fmt.Sprintf("run %s: source: results store (the %s row of its stored %s)", e.ID, artifact.MetricServerSummary, runs.FileStatsJSONL), true
+	return values, runNote{run: e.ID, text: fmt.Sprintf("source: results store (the %s row of its stored %s)", artifact.MetricServerSummary, runs.FileStatsJSONL)}, true
 }
 
 // handleSummary answers `summary`: one row per run with id, start, the 80
@@ -95,7 +95,7 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 			trial   trialRow
 			notices []harvest.Notice
 			queries []string
-			notes   []string
+			notes   []runNote
 		}
 		out := make([]runSummary, len(entries))
 		// A run that fails has notices in its row, never an error that
@@ -118,7 +118,7 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 					rs.server, rs.notices, rs.queries = artifact.ServerSummaryValues(r), r.Notices, r.Queries
 				} else {
 					rs.server = artifact.ServerSummaryValues(harvest.EmptyResult())
-					rs.notes = append(rs.notes, fmt.Sprintf("run %s has no end time (%s): nothing harvested", e.ID, e.WindowFrom))
+					rs.notes = append(rs.notes, runNote{run: e.ID, text: fmt.Sprintf("no end time (%s): nothing harvested", e.WindowFrom)})
 				}
 				out[i] = rs
 				return nil
@@ -151,13 +151,19 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		var (
 			queries []string
 			notices []harvest.Notice
-			notes   = append([]string{frontierCaveat}, problems...)
+			notes   = []runNote{note(frontierCaveat)}
 		)
+		for _, p := range problems {
+			notes = append(notes, note(p))
+		}
 		for i, rs := range out {
 			queries = append(queries, rs.queries...)
 			for _, n := range rs.notices {
 				if i < len(entries) && len(entries) > 1 {
-					n.Reason = entries[i].ID + ": " + n.Reason
+					// Over several runs a harvest notice says its run, and
+					// equal ones merge into one notice naming a few runs.
+					notes = append(notes, runNote{run: entries[i].ID, text: n.String(), warn: true})
+					continue
 				}
 				notices = append(notices, n)
 			}

@@ -20,7 +20,7 @@ import (
 type trialRow struct {
 	keys    []string
 	values  map[string]*string
-	notices []string
+	notices []runNote
 }
 
 func (t *trialRow) put(k string, v *string) {
@@ -67,7 +67,7 @@ func (d *Datasource) trialSummary(ctx context.Context, e runs.Entry) trialRow {
 		return d.liveTrial(ctx, e, d.now().Unix())
 	})
 	if err != nil {
-		t.notices = append(t.notices, fmt.Sprintf("run %s: the trial_summary read was cancelled: %v", e.ID, err))
+		t.notices = append(t.notices, runNote{run: e.ID, text: fmt.Sprintf("the trial_summary read was cancelled: %v", err)})
 	}
 	return t
 }
@@ -75,7 +75,7 @@ func (d *Datasource) trialSummary(ctx context.Context, e runs.Entry) trialRow {
 func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 	var t trialRow
 	s := d.storedRows(ctx, e)
-	t.notices = append(t.notices, problems(s.problem)...)
+	t.notices = append(t.notices, notesOf(e.ID, problems(s.problem))...)
 	if s.trial == nil {
 		for _, k := range factKeys {
 			t.put(k, nil)
@@ -83,7 +83,7 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 		for _, k := range frontierKeys {
 			t.put(k, nil)
 		}
-		t.notices = append(t.notices, fmt.Sprintf("run %s has no trial_summary row in its stored %s: cluster facts and frontiers are null (they are never read from today's cluster for a stored run)", e.ID, runs.FileStatsJSONL))
+		t.notices = append(t.notices, runNote{run: e.ID, text: fmt.Sprintf("no trial_summary row in its stored %s: cluster facts and frontiers are null (they are never read from today's cluster for a stored run)", runs.FileStatsJSONL)})
 		return t
 	}
 	for _, f := range artifact.FlatTrialMeasurements(s.trial.Measurements) {
@@ -94,7 +94,7 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 			t.put(f.Key, nil)
 		}
 	}
-	t.notices = append(t.notices, fmt.Sprintf("run %s: cluster facts and frontiers from its stored trial_summary row", e.ID))
+	t.notices = append(t.notices, runNote{run: e.ID, text: "cluster facts and frontiers from its stored trial_summary row"})
 	return t
 }
 
@@ -110,7 +110,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (tr
 	}
 	switch reason := d.liveFactsUnavailable(e, now); {
 	case reason != "":
-		t.notices = append(t.notices, fmt.Sprintf("run %s: cluster facts are null: %s", e.ID, reason))
+		t.notices = append(t.notices, runNote{run: e.ID, text: "cluster facts are null: " + reason})
 	default:
 		o = liveRun // today's cluster: it changes
 		r := cluster.Discover(ctx, d.kube, d.settings.clusterOptions())
@@ -119,9 +119,9 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (tr
 			o = failedRead
 		}
 		for _, n := range r.Notices {
-			t.notices = append(t.notices, fmt.Sprintf("run %s: %s null: %s", e.ID, strings.Join(n.Fields, ", "), n.Reason))
+			t.notices = append(t.notices, runNote{run: e.ID, text: fmt.Sprintf("%s null: %s", strings.Join(n.Fields, ", "), n.Reason)})
 		}
-		t.notices = append(t.notices, fmt.Sprintf("run %s: cluster facts read from the live cluster now", e.ID))
+		t.notices = append(t.notices, runNote{run: e.ID, text: "cluster facts read from the live cluster now"})
 	}
 	in := frontier.Inputs{Facts: facts, RunStart: e.Start, RunEnd: e.End,
 		StatsErr: errors.New("no stats.csv: the run is not in the results store")}
@@ -129,7 +129,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (tr
 		samples, err := d.catalogs.Discovery.Samples(ctx, e.Start, e.End)
 		if err != nil {
 			o = failedRead
-			t.notices = append(t.notices, fmt.Sprintf("run %s: user counts unavailable: %v", e.ID, err))
+			t.notices = append(t.notices, runNote{run: e.ID, text: fmt.Sprintf("user counts unavailable: %v", err)})
 		}
 		for _, s := range samples {
 			in.ObservedUsers = append(in.ObservedUsers, s.Users)
@@ -143,7 +143,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (tr
 		if n.Field == "aggregate_failure_ratio" {
 			continue // said once above: no stats.csv outside the store
 		}
-		t.notices = append(t.notices, fmt.Sprintf("run %s: %s null: %s", e.ID, n.Field, n.Reason))
+		t.notices = append(t.notices, runNote{run: e.ID, text: fmt.Sprintf("%s null: %s", n.Field, n.Reason)})
 	}
 	return t, o
 }

@@ -1,0 +1,204 @@
+//go:build linux
+
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/substrate/density/internal/storetest"
+	"github.com/substrate/density/pkg/verdicts/command"
+)
+
+// BenchmarkThousandStoredRuns is `summary` over the range, `changePoints`
+// (over gRPC) and `density regressions` over a store of 1,000 nightly runs
+// written from one template run: cold (a new datasource instance each
+// time) and warm (the identical next query of the same instance). It
+// reports the stored files opened and directories listed per query
+// (inotify on the store's directories), the answer's bytes (Arrow, as
+// Grafana receives it) and the notices on the busiest frame; B/op is the
+// memory allocated. docs/performance.md "A thousand stored runs".
+func BenchmarkThousandStoredRuns(b *testing.B) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	m := storetest.BuildMany(b, 1000, now)
+	w := watchOpens(b, m.Root)
+	from, to := m.Runs[0].Start-day, m.Runs[len(m.Runs)-1].Start+day
+	newEnv := func(i int) *env {
+		return &env{
+			name: "thousand", storeRoot: m.Root, promURL: m.PromURL, now: now,
+			jsonData: map[string]any{"resultsStore": m.URL, "discoverRuns": false, "timeoutSeconds": 120},
+			uid:      fmt.Sprintf("ds-thousand-%d-%d", envSeq.Add(1), i),
+		}
+	}
+	grpc := func(model map[string]any) func(b *testing.B, e *env) answer {
+		return func(b *testing.B, e *env) answer {
+			r := e.query(b, e.client(b), q("A", from, to, model))["A"]
+			if r.Error != nil {
+				b.Fatalf("%v: %v", model, r.Error)
+			}
+			var a answer
+			for _, f := range r.Frames {
+				arrow, err := f.MarshalArrow()
+				if err != nil {
+					b.Fatal(err)
+				}
+				a.bytes += len(arrow)
+				if f.Meta != nil {
+					a.notices = max(a.notices, len(f.Meta.Notices))
+				}
+			}
+			return a
+		}
+	}
+	cli := func(b *testing.B, _ *env) answer {
+		var out, errOut bytes.Buffer
+		code := command.Regressions(context.Background(), []string{"--store", m.URL, "--test-name", m.TestName, "--json"},
+			command.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		if code != 0 && code != 4 {
+			b.Fatalf("density regressions: exit %d: %s", code, errOut.String())
+		}
+		return answer{bytes: out.Len(), notices: bytes.Count(errOut.Bytes(), []byte("\n"))}
+	}
+	for _, c := range []struct {
+		name string
+		run  func(*testing.B, *env) answer
+	}{
+		{"summary", grpc(map[string]any{"queryType": "summary", "run": "range", "testName": m.TestName})},
+		{"changePoints", grpc(map[string]any{"queryType": "changePoints", "testName": m.TestName})},
+		{"regressions", cli},
+	} {
+		for _, mode := range []string{"cold", "warm"} {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				b.ReportAllocs()
+				var a answer
+				var files, dirs int
+				for i := range b.N {
+					b.StopTimer()
+					e := newEnv(i)
+					if mode == "warm" {
+						c.run(b, e)
+					}
+					w.take(b)
+					runtime.GC()
+					b.StartTimer()
+					a = c.run(b, e)
+					b.StopTimer()
+					f, d := w.take(b)
+					files, dirs = files+f, dirs+d
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(files)/float64(b.N), "files/op")
+				b.ReportMetric(float64(dirs)/float64(b.N), "dirs/op")
+				b.ReportMetric(float64(a.bytes), "answer-B")
+				b.ReportMetric(float64(a.notices), "notices/frame")
+			})
+		}
+	}
+}
+
+type answer struct{ bytes, notices int }
+
+// openWatch counts the files and directories opened under a tree through
+// inotify: the kernel's count of opens, whoever opens them.
+type openWatch struct {
+	f      *os.File
+	marker string
+	mu     sync.Mutex
+	cond   *sync.Cond
+	files  int
+	dirs   int
+	marks  int
+	err    error
+}
+
+func watchOpens(b *testing.B, root string) *openWatch {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		b.Fatalf("inotify: %v", err)
+	}
+	w := &openWatch{f: os.NewFile(uintptr(fd), "inotify"), marker: filepath.Join(root, ".opens-marker")}
+	w.cond = sync.NewCond(&w.mu)
+	if err := os.WriteFile(w.marker, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		_, err = unix.InotifyAddWatch(fd, path, unix.IN_OPEN)
+		return err
+	})
+	if err != nil {
+		b.Fatalf("watching %s: %v", root, err)
+	}
+	b.Cleanup(func() { _ = w.f.Close() })
+	go w.read()
+	return w
+}
+
+func (w *openWatch) read() {
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := w.f.Read(buf)
+		w.mu.Lock()
+		if err != nil {
+			w.err = err
+			w.cond.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			mask := binary.NativeEndian.Uint32(buf[off+4:])
+			l := int(binary.NativeEndian.Uint32(buf[off+12:]))
+			name := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+l], "\x00"))
+			switch {
+			case mask&unix.IN_Q_OVERFLOW != 0:
+				w.err = fmt.Errorf("inotify queue overflowed")
+			case name == filepath.Base(w.marker):
+				w.marks++
+			case mask&unix.IN_ISDIR != 0:
+				w.dirs++
+			default:
+				w.files++
+			}
+			off += unix.SizeofInotifyEvent + l
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+// take returns the opens since the last take: it opens the marker file and
+// waits for its event, which the kernel queues after every earlier open.
+func (w *openWatch) take(b *testing.B) (files, dirs int) {
+	w.mu.Lock()
+	want := w.marks + 1
+	w.mu.Unlock()
+	f, err := os.Open(w.marker)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = f.Close()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.marks < want && w.err == nil {
+		w.cond.Wait()
+	}
+	if w.err != nil {
+		b.Fatalf("counting opens: %v", w.err)
+	}
+	files, dirs = w.files, w.dirs
+	w.files, w.dirs = 0, 0
+	return files, dirs
+}
