@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,9 +33,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			writeUsage(c.ErrOrStderr(), c)
 			return exitCode(2)
 		},
-		SilenceErrors:      true,
-		SilenceUsage:       true,
-		DisableSuggestions: true, // errors stay one line
+		// An argument that is no command: one line, with the nearest
+		// commands (cobra's own suggestions take several lines).
+		Args:                       unknownCommand,
+		SuggestionsMinimumDistance: 2,
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		DisableSuggestions:         true,
 	}
 	root.SetOut(text)
 	root.SetErr(errText)
@@ -94,6 +99,20 @@ func mount(c cli.Command) *cobra.Command {
 	return cmd
 }
 
+// unknownCommand refuses an argument of the root, which takes none: it is
+// a mistyped command, and the error names the nearest commands (by edit
+// distance or prefix, cobra's SuggestionsFor).
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return errors.New(msg + "; 'density --help' lists the commands")
+}
+
 // writeUsage writes c's usage: its commands when it has any, else its
 // usage line and flags.
 func writeUsage(w io.Writer, c *cobra.Command) {
@@ -107,8 +126,6 @@ func writeUsage(w io.Writer, c *cobra.Command) {
 			fmt.Fprintf(w, "  %-12s %s\n", s.Name(), s.Short)
 		}
 	}
-	if fl := c.LocalFlags().FlagUsages(); fl != "" {
-		fmt.Fprintf(w, "\nFlags:\n%s", fl)
-	}
+	cli.WriteFlags(w, c.LocalFlags())
 	fmt.Fprintf(w, "\nRun '%s <command> --help' for the flags of a command.\n", c.CommandPath())
 }

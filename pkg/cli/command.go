@@ -51,15 +51,13 @@ func (c Command) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 }
 
 // WriteHelp writes a command's help: what it does, its usage line and its
-// flags (the hidden --no-X negations left out).
+// flags by section (the hidden --no-X negations left out).
 func WriteHelp(w io.Writer, use, long string, fs *pflag.FlagSet) {
 	if long != "" {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(long))
 	}
 	fmt.Fprintf(w, "Usage: density %s\n", use)
-	if fl := fs.FlagUsages(); fl != "" {
-		fmt.Fprintf(w, "\nFlags:\n%s", fl)
-	}
+	WriteFlags(w, fs)
 }
 
 // FlagError words a flag parse error like the commands' other usage

@@ -51,6 +51,7 @@ func (p Prometheus) AddTo(fs *pflag.FlagSet) {
 	if p.MaxResponseMB != nil {
 		fs.IntVar(p.MaxResponseMB, "max-response-mb", DefaultMaxResponseMB, "largest Prometheus answer read, in MiB (long reads are cut far below it)")
 	}
+	groupDeclared(fs, GroupPrometheus, "prometheus-url", "header", "bearer-token-file", "timeout", "max-concurrency", "max-response-mb")
 }
 
 // Kubernetes is the flag group of the commands that read the cluster.
@@ -71,6 +72,7 @@ func (k Kubernetes) AddTo(fs *pflag.FlagSet) {
 	if k.Context != nil {
 		fs.StringVar(k.Context, "context", "", "kubeconfig context")
 	}
+	groupDeclared(fs, GroupKubernetes, "cluster-facts", "kubeconfig", "context")
 }
 
 // Store is the flag group of the commands that read runs from a results
@@ -95,6 +97,16 @@ func (s Store) AddTo(fs *pflag.FlagSet) {
 	}
 	if s.Run != nil {
 		fs.StringVar(s.Run, "run", "", "run id in the results store: <test_name>/<run_ts>/<tag>, or latest")
+	}
+	groupDeclared(fs, GroupRun, "store", "run")
+}
+
+// groupDeclared puts those of the named flags that fs declares in group.
+func groupDeclared(fs *pflag.FlagSet, group string, names ...string) {
+	for _, n := range names {
+		if fs.Lookup(n) != nil {
+			SetGroup(fs, group, n)
+		}
 	}
 }
 

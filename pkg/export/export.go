@@ -405,6 +405,11 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 	if o.Report {
 		writeReport(env, out, md, psiDoc, res, reportNotices, rows)
 	}
+	tally, err := tallyBlocks(res, rows[0].Measurements)
+	if err != nil {
+		return fail("%v", err)
+	}
+	printMeasured(env.Stdout, tally)
 	if gated != nil {
 		if o.JUnit != "" {
 			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
@@ -433,8 +438,7 @@ func writePSISeries(env Env, out *Outcome, res *harvest.Result) (*artifact.PSISe
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", out.PSISeries, err)
 		return nil, false
 	}
-	points := (max(out.Run.End, out.Run.Start)-out.Run.Start)/doc.StepS + 1
-	fmt.Fprintf(env.Stdout, "wrote %s (%d points per series, every %d s)\n", out.PSISeries, points, doc.StepS)
+	fmt.Fprintln(env.Stdout, psiLine(out.PSISeries, doc))
 	return doc, true
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/harvest"
 )
 
 var cache *promtest.Cache
@@ -350,6 +351,17 @@ func TestExportPrometheusUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(e.out.String(), "null") {
 		t.Errorf("status lines do not say null: %q", e.out.String())
+	}
+	// The closing lines say what was measured: nothing, and no PSI point.
+	nBlocks := len(harvest.BlockNames())
+	for _, want := range []string{
+		"psi_series.json (0 points: none of the 6 PSI series sets was read)",
+		fmt.Sprintf("measured 0 of %d blocks in full; %d with null fields: ", nBlocks, nBlocks),
+		"nothing was measured: every server_summary field is null",
+	} {
+		if !strings.Contains(e.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, e.out.String())
+		}
 	}
 }
 

@@ -188,6 +188,23 @@ func AddFlags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait for end + atelet lag before reading")
 	ladderFlags(fs, &o.Ladder)
 	cli.AddNegations(fs)
+	groupFlags(fs)
+}
+
+// groupFlags puts the export's own flags in their help sections (the
+// shared groups put theirs).
+func groupFlags(fs *pflag.FlagSet) {
+	cli.SetGroup(fs, cli.GroupRun, "run-dir", "start", "end", "tag", "test-name", "users", "actors-per-user",
+		"atelet-lag-s", "metadata", "before", "no-wait")
+	cli.SetGroup(fs, cli.GroupKubernetes, "worker-pool", "worker-namespace", "worker-container", "worker-pod-regex",
+		"atelet-namespace", "atelet-container")
+	cli.SetGroup(fs, cli.GroupPhases, "phase-breakdown", "phase-logs", "phase-log-timeout", "phase-max-log-mb")
+	cli.SetGroup(fs, cli.GroupLadder, "ladder", "ladder-profile", "ladder-trim-start-s", "ladder-trim-end-s", "log-tz",
+		"ladder-resume-name", "ladder-pause-name", "ladder-ateapi-namespace", "ladder-ateapi-container",
+		"ladder-postgres-namespace", "ladder-postgres-container", "ladder-fake-atelet-namespace",
+		"ladder-fake-atelet-container", "ladder-min-achieved", "ladder-max-failure-ratio")
+	cli.SetGroup(fs, cli.GroupVerdicts, "gates", "baseline", "baseline-run", "baseline-store", "junit")
+	cli.SetGroup(fs, cli.GroupOutput, "out", "report", "replace", "verbose")
 }
 
 // flagSet is the export's flag set on o, quiet: errors are reported by the

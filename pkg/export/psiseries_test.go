@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,6 +118,14 @@ func TestExportPSISeries(t *testing.T) {
 	}
 	if doc.StepS != harvest.PSIBandStep(tr.Start, tr.End) {
 		t.Errorf("step_s %d for a %d s run", doc.StepS, tr.End-tr.Start)
+	}
+	// The status lines count what the artifact holds.
+	if want := fmt.Sprintf("psi_series.json (%d points per series, every %d s, in 6 of 6 PSI series sets)", len(doc.Node.CPU.Timestamps), doc.StepS); len(doc.Node.CPU.Timestamps) == 0 || !strings.Contains(e.out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, e.out.String())
+	}
+	// --no-cluster-facts leaves oom_events' four Kubernetes fields null.
+	if want := fmt.Sprintf("measured %d of %d blocks in full; 1 with null fields: oom_events\n", len(harvest.BlockNames())-1, len(harvest.BlockNames())); !strings.Contains(e.out.String(), want) || strings.Contains(e.out.String(), "nothing was measured") {
+		t.Errorf("output lacks %q or says nothing was measured:\n%s", want, e.out.String())
 	}
 
 	ctx := context.Background()

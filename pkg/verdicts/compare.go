@@ -83,3 +83,27 @@ func Compare(baseline, candidate *Run, noisePct float64) Comparison {
 	}
 	return c
 }
+
+// CompareCounts are the rows of a Comparison by verdict, and the keys not
+// compared (null in one run).
+type CompareCounts struct {
+	Worse, Better, Changed, Same, NotCompared int
+}
+
+// Counts counts c's rows by verdict.
+func (c Comparison) Counts() CompareCounts {
+	n := CompareCounts{NotCompared: len(c.Skipped)}
+	for _, r := range c.Rows {
+		switch r.Verdict {
+		case Worse:
+			n.Worse++
+		case Better:
+			n.Better++
+		case Changed:
+			n.Changed++
+		default:
+			n.Same++
+		}
+	}
+	return n
+}

@@ -51,11 +51,16 @@ func (gs Gates) NeedsBaseline() bool {
 // ParseGates reads and validates a gates file: unknown fields, a key with
 // no bound, min > max, an unknown undotted key, duplicate keys after
 // sanitising, a regression bound on a key without a direction, or
-// malformed YAML are errors wrapping ErrGates.
+// malformed YAML are errors wrapping ErrGates. A structural mistake (bad
+// YAML, an unknown field, a value of the wrong kind) names its line, the
+// gate, and for a field the nearest known one.
 func ParseGates(data []byte) (Gates, error) {
 	var gs Gates
 	if len(bytes.TrimSpace(data)) == 0 {
 		return gs, fmt.Errorf("%w: empty", ErrGates)
+	}
+	if err := checkGatesYAML(data); err != nil {
+		return Gates{}, err
 	}
 	if err := yaml.UnmarshalStrict(data, &gs); err != nil {
 		return Gates{}, fmt.Errorf("%w: %v", ErrGates, err)

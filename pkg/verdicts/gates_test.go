@@ -333,3 +333,42 @@ func FuzzParseGates(f *testing.F) {
 		}
 	})
 }
+
+// TestParseGatesErrorText: a structural mistake names its line, the gate
+// and, for an unknown field, the nearest known field; all on one line.
+func TestParseGatesErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"unknown field", "gates:\n  - key: cluster_packing_p50\n    min: 0.8\n  - key: restore_p99_s\n    mx: 5\n",
+			`gates file: line 5: gate 2 (restore_p99_s): unknown field "mx" (did you mean max?); known: key, min, max, max_regression_pct, allow_null, direction`},
+		{"near a long field", "gates:\n  - key: restore_p99_s\n    max_regresion_pct: 5\n",
+			`line 3: gate 1 (restore_p99_s): unknown field "max_regresion_pct" (did you mean max_regression_pct?)`},
+		{"no near field", "gates:\n  - key: restore_p99_s\n    max: 5\n    threshold: 3\n",
+			`line 4: gate 1 (restore_p99_s): unknown field "threshold"; known: key,`},
+		{"gate without a key", "gates:\n  - mix: 5\n",
+			`line 2: gate 1: unknown field "mix" (did you mean min?)`},
+		{"unknown top", "gate:\n  - key: restore_p99_s\n    max: 5\n",
+			`line 1: the file: unknown field "gate" (did you mean gates?)`},
+		{"string bound", "gates:\n  - key: restore_p99_s\n    max: five\n",
+			"gates file: gate 1 (restore_p99_s): line 3: cannot unmarshal !!str `five` into float64"},
+		{"malformed", "gates: [\n", "gates file: yaml: line 1:"},
+		{"not a list", "gates: 3\n", "gates file: line 1: gates is not a list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseGates([]byte(tc.text))
+			if !errors.Is(err, ErrGates) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v\nwant one line with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNearest(t *testing.T) {
+	fields := gateFields()
+	for s, want := range map[string]string{"mx": "max", "maxx": "max", "allownull": "allow_null", "directon": "direction", "key": "key", "zzzzzz": ""} {
+		if got := nearest(s, fields); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

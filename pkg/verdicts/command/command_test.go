@@ -156,7 +156,14 @@ func TestCompareMarkdown(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	t.Logf("density compare:\n%s", out)
-	for _, want := range []string{"| `restore_p99_s` | 4.0 | 5.2 | 1.2", "| **worse** |", "| `checkpoint_p99_s` | 2.0 | 1.96 |", "| same |", "`node_count`"} {
+	if want := "**1 worse · 0 better · 4 same · 1 not compared**"; !strings.HasPrefix(out.String(), want) || strings.Contains(out.String(), "| same |") {
+		t.Errorf("markdown does not start with %q or lists same keys without --all", want)
+	}
+	env, out, errOut = testEnv()
+	if code := Compare(context.Background(), []string{"--all", a, b}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"| `restore_p99_s` | 4.0 | 5.2 | 1.2", "| **worse** |", "| `checkpoint_p99_s` | 2.0 | 1.96 |", "| same |", "| `node_count` | 3 | 3 | 0 |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("markdown lacks %q", want)
 		}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
@@ -20,6 +17,7 @@ type CompareOptions struct {
 	Store    string
 	Format   string
 	JSON     bool
+	All      bool
 	NoisePct float64
 }
 
@@ -28,6 +26,7 @@ func AddCompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
 	cli.Store{Store: &o.Store, StoreUsage: "results store URL: A and B are run ids in it"}.AddTo(fs)
 	fs.StringVar(&o.Format, "format", "markdown", "markdown or json")
 	fs.BoolVar(&o.JSON, "json", false, "same as --format json")
+	fs.BoolVar(&o.All, "all", false, "list every compared key in the Markdown, not only the changed ones")
 	fs.Float64Var(&o.NoisePct, "noise-pct", verdicts.DefaultNoisePct, "|Δ%| at or below which a key is the same")
 }
 
@@ -41,7 +40,11 @@ func CompareCommand(env Env) cli.Command {
 		Use:   "compare BASELINE CANDIDATE [flags]",
 		Short: "compare two runs key by key (Markdown or JSON)",
 		Long: `Compares two runs key by key: run directories, or run ids with --store.
-Prints a Markdown table (for a pull-request comment) or JSON.`,
+Prints Markdown for a pull-request comment: a summary line (worse, better,
+same, not compared), then the changed keys (--all: every key); values that
+are whole numbers on both sides (counts) print as integers. The Markdown
+stays within GitHub's 65,536-character comment limit: rows past it are left
+out and the last line says how many. --json prints every key.`,
 		Flags: fs,
 		Run:   func(ctx context.Context, args []string) int { return RunCompare(ctx, o, args, env) },
 	}
@@ -101,30 +104,8 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 		return ExitOK
 	}
-	WriteMarkdown(cli.Text(env.Stdout), a.ID, b.ID, c)
+	if err := WriteMarkdown(cli.Text(env.Stdout), a.ID, b.ID, c, MarkdownOptions{All: o.All}); err != nil {
+		return fail(ExitWrite, err)
+	}
 	return ExitOK
-}
-
-// WriteMarkdown prints a comparison as a Markdown table (for a pull-request
-// comment), then the keys skipped as null.
-func WriteMarkdown(w io.Writer, baseline, candidate string, c verdicts.Comparison) {
-	fmt.Fprintf(w, "Baseline `%s`, candidate `%s`\n\n", cli.Escape(baseline), cli.Escape(candidate))
-	fmt.Fprintln(w, "| key | baseline | candidate | Δ | Δ % | direction | verdict |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")
-	for _, r := range c.Rows {
-		pct := "n/a"
-		if r.DeltaPct != nil {
-			pct = fmt.Sprintf("%+.2f %%", *r.DeltaPct)
-		}
-		v := r.Verdict
-		if v == verdicts.Worse {
-			v = "**worse**"
-		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", cli.Escape(r.Key),
-			artifact.FormatFloat(r.Baseline), artifact.FormatFloat(r.Candidate),
-			artifact.FormatFloat(r.Delta), pct, r.Direction, v)
-	}
-	if len(c.Skipped) > 0 {
-		fmt.Fprintf(w, "\nNot compared (null in one run): %s\n", strings.Join(c.Skipped, ", "))
-	}
 }
