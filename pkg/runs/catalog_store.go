@@ -77,6 +77,9 @@ func allDigits(s string) bool {
 const (
 	storeCacheSize  = 4096 // finished runs kept described
 	describeWorkers = 4
+	// storeListPage is the entries asked for per list request (gocloud's
+	// own default; GCS and S3 return at most 1,000).
+	storeListPage = 1000
 )
 
 // Store is the results-store catalog on gocloud.dev/blob. Listing reads
@@ -86,6 +89,10 @@ type Store struct {
 	bucket *blob.Bucket
 	// where is the store URL without credentials or query, for messages.
 	where string
+
+	// listPage is the entries asked for per list request (0:
+	// storeListPage); tests make it small to page a listing.
+	listPage int
 
 	mu    sync.Mutex
 	cache map[string]Entry // finished runs by id
@@ -157,20 +164,27 @@ func (s *Store) Check(ctx context.Context) error {
 // list returns what lies directly under prefix: the "directories" (names
 // without the trailing "/") and the objects.
 func (s *Store) list(ctx context.Context, prefix string) (dirs []string, files []File, err error) {
-	it := s.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			return dirs, files, nil
-		}
+	size := s.listPage
+	if size <= 0 {
+		size = storeListPage
+	}
+	opts := &blob.ListOptions{Prefix: prefix, Delimiter: "/"}
+	for token := blob.FirstPageToken; ; {
+		var objs []*blob.ListObject
+		objs, token, err = s.bucket.ListPage(ctx, token, size, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("listing %s in results store %s: %w", prefix, s.where, err)
 		}
-		name := strings.TrimPrefix(obj.Key, prefix)
-		if obj.IsDir {
-			dirs = append(dirs, strings.TrimSuffix(name, "/"))
-		} else {
-			files = append(files, File{Name: name, Size: obj.Size})
+		for _, obj := range objs {
+			name := strings.TrimPrefix(obj.Key, prefix)
+			if obj.IsDir {
+				dirs = append(dirs, strings.TrimSuffix(name, "/"))
+			} else {
+				files = append(files, File{Name: name, Size: obj.Size})
+			}
+		}
+		if len(token) == 0 {
+			return dirs, files, nil
 		}
 	}
 }

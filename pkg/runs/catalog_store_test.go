@@ -106,7 +106,9 @@ func openFixture(t *testing.T) (*Store, string) {
 	return s, root
 }
 
-func TestStoreList(t *testing.T) {
+func TestStoreList(t *testing.T) { testStoreList(t, openFixture) }
+
+func testStoreList(t *testing.T, openFixture func(*testing.T) (*Store, string)) {
 	s, _ := openFixture(t)
 	got, err := s.List(context.Background(), ListOptions{})
 	if err != nil {
@@ -162,7 +164,9 @@ func TestStoreList(t *testing.T) {
 	}
 }
 
-func TestStoreListFilters(t *testing.T) {
+func TestStoreListFilters(t *testing.T) { testStoreListFilters(t, openFixture) }
+
+func testStoreListFilters(t *testing.T, openFixture func(*testing.T) (*Store, string)) {
 	s, _ := openFixture(t)
 	tests := []struct {
 		name string
@@ -192,7 +196,9 @@ func TestStoreListFilters(t *testing.T) {
 	}
 }
 
-func TestStoreGet(t *testing.T) {
+func TestStoreGet(t *testing.T) { testStoreGet(t, openFixture) }
+
+func testStoreGet(t *testing.T, openFixture func(*testing.T) (*Store, string)) {
 	s, _ := openFixture(t)
 	ctx := context.Background()
 	tests := []struct {
@@ -228,7 +234,9 @@ func TestStoreGet(t *testing.T) {
 	}
 }
 
-func TestStoreLatestAndTests(t *testing.T) {
+func TestStoreLatestAndTests(t *testing.T) { testStoreLatestAndTests(t, openFixture) }
+
+func testStoreLatestAndTests(t *testing.T, openFixture func(*testing.T) (*Store, string)) {
 	s, _ := openFixture(t)
 	ctx := context.Background()
 	e, err := s.Latest(ctx, "")
@@ -409,7 +417,9 @@ func TestDiscoveryDefaults(t *testing.T) {
 // ListNewest reads only the newest runs of a listing, and Catalogs bounds
 // the reads a range drives: MaxRuns stored runs, an ad hoc run of at most
 // MaxRange (ErrRangeTooLong beyond).
-func TestListingBounds(t *testing.T) {
+func TestListingBounds(t *testing.T) { testListingBounds(t, openFixture) }
+
+func testListingBounds(t *testing.T, openFixture func(*testing.T) (*Store, string)) {
 	s, _ := openFixture(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
