@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gocloud.dev/blob"
@@ -90,7 +91,13 @@ type Store struct {
 	mu    sync.Mutex
 	cache map[string]Entry // finished runs by id
 	order []string         // insertion order, for eviction
+	// opened counts the objects opened for reading (Opened).
+	opened atomic.Int64
 }
+
+// Opened is how many stored objects this store has opened for reading
+// (listings are not counted): what the stored-run cache saves.
+func (s *Store) Opened() int64 { return s.opened.Load() }
 
 // OpenStore opens a results store: file://, gs://, s3://, azblob:// or an
 // absolute local path. For the object stores a path after the bucket is the
@@ -566,6 +573,7 @@ func (s *Store) OpenFile(ctx context.Context, e Entry, name string) (io.ReadClos
 	if err := ValidSegment(name); err != nil {
 		return nil, fmt.Errorf("file name %q: %w", name, err)
 	}
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, e.StorePath+name, nil)
 	if err != nil {
 		return nil, s.readErr(e.StorePath+name, err)
@@ -583,6 +591,7 @@ func (s *Store) readErr(key string, err error) error {
 // withReader opens key and hands the stream to f.
 func withReader[T any](ctx context.Context, s *Store, key string, f func(io.Reader) (T, error)) (T, error) {
 	var zero T
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return zero, s.readErr(key, err)
@@ -606,6 +615,7 @@ func (s *Store) ReadTestFile(ctx context.Context, testName, name string, limit i
 		return nil, fmt.Errorf("file name %q: %w", name, err)
 	}
 	key := storeRunsDir + testName + "/" + name
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, nil
