@@ -1,0 +1,117 @@
+package plugin
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// instance is the datasource instance the plugin serves for e (after a
+// query of e).
+func instance(t testing.TB, e *env) *Datasource {
+	t.Helper()
+	v, ok := instances.Load(e.uid)
+	if !ok {
+		t.Fatalf("no instance of %s", e.uid)
+	}
+	return v.(*Datasource)
+}
+
+// readStore is a store of n nightly runs (the exported steady run moved by
+// 1..n days: server_summary.json, stats.jsonl, status.json each) and an env
+// over it whose clock is a day after the last run.
+func readStore(t testing.TB, n int) (e *env, ids []string, from, to int64) {
+	t.Helper()
+	e = newEnv(t, "steady")
+	exported := exportedRun(t, e)
+	for k := 1; k <= n; k++ {
+		id, _ := storeShifted(t, e, exported, int64(k))
+		ids = append(ids, id)
+	}
+	e.jsonData["discoverRuns"] = false
+	e.now = time.Unix(e.truth.Start+int64(n+1)*day, 0)
+	return e, ids, e.truth.Start + day - 600, e.truth.Start + int64(n)*day + 600
+}
+
+// opens runs the queries over gRPC and returns the stored files the
+// instance opened for them.
+func opens(t testing.TB, e *env, qs ...backend.DataQuery) int64 {
+	t.Helper()
+	c := e.client(t)
+	var before int64
+	if v, ok := instances.Load(e.uid); ok {
+		before = v.(*Datasource).catalogs.Store.Opened()
+	}
+	for ref, r := range e.query(t, c, qs...) {
+		if r.Error != nil {
+			t.Fatalf("query %s: %v", ref, r.Error)
+		}
+	}
+	return instance(t, e).catalogs.Store.Opened() - before
+}
+
+// A finished stored run is read once per datasource instance: the first
+// summary over the range opens each stored file at most once (the listing
+// peeks server_summary.json and reads status.json when it describes a run,
+// the stored-run cache reads stats.jsonl), the identical next query opens
+// none, and compare, gates and changePoints over runs already read open
+// none either (acks.yaml, beside the runs, is read per changePoints query).
+func TestStoredRunReadOnce(t *testing.T) {
+	const n = 30
+	e, ids, from, to := readStore(t, n)
+	summary := q("S", from, to, map[string]any{"queryType": "summary", "run": "range", "testName": e.truth.TestName})
+	// Files per run: server_summary.json, stats.jsonl, status.json.
+	if got := opens(t, e, summary); got > 3*n {
+		t.Errorf("first summary over %d runs opened %d stored files, want at most %d (each once)", n, got, 3*n)
+	} else {
+		t.Logf("summary over %d runs: %d stored files opened cold", n, got)
+	}
+	if got := opens(t, e, summary); got != 0 {
+		t.Errorf("repeated summary opened %d stored files, want 0", got)
+	}
+	compare := q("C", from, to, map[string]any{"queryType": "compare", "baseline": ids[0], "candidate": ids[n-1]})
+	if got := opens(t, e, compare); got != 0 {
+		t.Errorf("compare after summary opened %d stored files, want 0", got)
+	}
+	cps := q("P", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName})
+	// changePoints also searches the run before the range (the env's own
+	// run: 3 files); acks.yaml (absent here) is looked up once per query.
+	if got := opens(t, e, cps); got > 3+1 {
+		t.Errorf("changePoints after summary opened %d stored files, want at most the run before the range and acks.yaml", got)
+	}
+	if got := opens(t, e, cps); got > 1 {
+		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	}
+}
+
+// changePoints alone, cold: each run's files at most once (the n runs and
+// the env's own run before the range, 3 files each, and acks.yaml).
+func TestChangePointsReadOnce(t *testing.T) {
+	const n = 30
+	e, _, from, to := readStore(t, n)
+	cps := q("P", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName})
+	got := opens(t, e, cps)
+	if got > 3*(n+1)+1 {
+		t.Errorf("first changePoints over %d runs opened %d stored files, want at most %d", n, got, 3*(n+1)+1)
+	}
+	t.Logf("changePoints over %d runs: %d stored files opened cold", n, got)
+	if got := opens(t, e, cps); got > 1 {
+		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	}
+}
+
+// storedRunCacheMiB bounds the cache: at 0 nothing is kept, so a repeated
+// query reads its runs' stats.jsonl again.
+func TestStoredRunCacheBound(t *testing.T) {
+	const n = 10
+	e, _, from, to := readStore(t, n)
+	e.jsonData["storedRunCacheMiB"] = 0
+	e.uid = fmt.Sprintf("%s-nocache", e.uid)
+	cps := q("P", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName})
+	opens(t, e, cps)
+	if got := opens(t, e, cps); got < n {
+		t.Errorf("with storedRunCacheMiB 0 a repeated changePoints opened %d stored files, want every run's stats.jsonl (%d)", got, n)
+	}
+}
