@@ -106,15 +106,15 @@ func noticesOutcome(ns []harvest.Notice, finished bool) outcome {
 type keyKind int
 
 const (
-	keyBlock      keyKind = iota + 1 // a harvested block; name: the block
-	keyPSIPanel                      // a PSI panel's series at panel resolution
-	keyStoredFile                    // a stored artifact; name: the file
-	keyLadderLog                     // the ladder lines of a stored logs.txt
-	keyLadder                        // a stored run's ladder evaluated over Prometheus
-	keyTrial                         // the trial_summary row of a run outside the store
-	keyLivePhases                    // the phase breakdown of the live pod logs
-	keyListing                       // a listing of the catalogs; name: its options
-	keyStoreListing                  // a listing of the results store; name: its options
+	keyBlock        keyKind = iota + 1 // a harvested block; name: the block
+	keyPSIPanel                        // a PSI panel's series at panel resolution
+	keyStoredFile                      // a stored artifact; name: the file
+	keyLadderLog                       // the ladder lines of a stored logs.txt
+	keyLadder                          // a stored run's ladder evaluated over Prometheus
+	keyTrial                           // the trial_summary row of a run outside the store
+	keyLivePhases                      // the phase breakdown of the live pod logs
+	keyListing                         // a listing of the catalogs; name: its options
+	keyStoreListing                    // a listing of the results store; name: its options
 )
 
 // cacheKey identifies a cached value: what it is, of which run, under the
@@ -226,15 +226,15 @@ func (d *Datasource) newCaches() caches {
 	slot := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
 	now := func() time.Time { return d.now() }
 	return caches{
-		blocks:     newCached[blockResult](n, timeout, now, slot),
-		psiPanels:  newCached[psiPanel](n, timeout, now, slot),
-		summaries:  newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
-		psiFiles:   newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
-		rows:       d.newStoredRunCache(timeout, now),
-		ladderLogs: newCached[ladderLog](n, timeout, now, nil),
-		ladders:    newCached[ladderRead](n, timeout, now, nil),
-		trials:     newCached[trialRow](n, timeout, now, nil),
-		livePhases: newCached[livePhase](n, timeout, now, nil),
+		blocks:        newCached[blockResult](n, timeout, now, slot),
+		psiPanels:     newCached[psiPanel](n, timeout, now, slot),
+		summaries:     newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
+		psiFiles:      newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
+		rows:          d.newStoredRunCache(timeout, now),
+		ladderLogs:    newCached[ladderLog](n, timeout, now, nil),
+		ladders:       newCached[ladderRead](n, timeout, now, nil),
+		trials:        newCached[trialRow](n, timeout, now, nil),
+		livePhases:    newCached[livePhase](n, timeout, now, nil),
 		listings:      newCached[listingResult](n, timeout, now, nil),
 		storeListings: newCached[storeListing](n, timeout, now, nil),
 	}

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +115,43 @@ func TestStoredRunCacheBound(t *testing.T) {
 	opens(t, e, cps)
 	if got := opens(t, e, cps); got < n {
 		t.Errorf("with storedRunCacheMiB 0 a repeated changePoints opened %d stored files, want every run's stats.jsonl (%d)", got, n)
+	}
+}
+
+// changePoints searches the runs that start at or before the range's end
+// (runs before the range too, none after it) and returns the points whose
+// run starts in the range.
+func TestChangePointsSearchUpToRangeEnd(t *testing.T) {
+	e := newEnv(t, "steady")
+	end := e.now.Unix()
+	ids := storeNightly(t, e.storeRoot, 20, 12, end)
+	start := func(i int) int64 { return end - int64(20-i)*86400 }
+	for _, c := range []struct {
+		name     string
+		from, to int64
+		points   []string
+		searched string
+	}{
+		{"change inside, history before", start(11), start(14), []string{ids[12]}, "15 stored runs of nightly up to the end of the range searched"},
+		{"change before the range", start(15), end, nil, "20 stored runs of nightly up to the end of the range searched"},
+		{"range before the change", start(0), start(10), nil, "11 stored runs of nightly up to the end of the range searched"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.query(t, e.client(t), q("A", c.from, c.to, map[string]any{"queryType": "changePoints", "testName": "nightly"}))["A"]
+			if r.Error != nil {
+				t.Fatal(r.Error)
+			}
+			f := r.Frames[0]
+			var got []string
+			for i := range f.Rows() {
+				got = append(got, field(t, f, "run").At(i).(string))
+			}
+			if !slices.Equal(got, c.points) {
+				t.Errorf("change points at %v, want %v", got, c.points)
+			}
+			if text := strings.Join(notices(r.Frames), "\n"); !strings.Contains(text, c.searched) {
+				t.Errorf("no notice says %q:\n%s", c.searched, text)
+			}
+		})
 	}
 }
