@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +155,28 @@ func TestChangePointsSearchUpToRangeEnd(t *testing.T) {
 				t.Errorf("no notice says %q:\n%s", c.searched, text)
 			}
 		})
+	}
+}
+
+// TestStoredReadCounts measures, when DENSITY_READ_COUNT_RUNS is set, the
+// stored files opened and the wall time of summary and changePoints over
+// that many stored runs, cold then warm (numbers for docs, not a gate).
+func TestStoredReadCounts(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("DENSITY_READ_COUNT_RUNS"))
+	if n <= 0 {
+		t.Skip("set DENSITY_READ_COUNT_RUNS to measure")
+	}
+	for _, qt := range []string{"summary", "changePoints"} {
+		e, _, from, to := readStore(t, n)
+		model := map[string]any{"queryType": qt, "testName": e.truth.TestName}
+		if qt == "summary" {
+			model["run"] = "range"
+		}
+		qq := q("A", from, to, model)
+		for _, pass := range []string{"cold", "warm"} {
+			t0 := time.Now()
+			got := opens(t, e, qq)
+			t.Logf("%s over %d runs, %s: %d stored files opened, %v", qt, n, pass, got, time.Since(t0).Round(time.Millisecond))
+		}
 	}
 }
