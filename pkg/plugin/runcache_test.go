@@ -178,5 +178,10 @@ func TestStoredReadCounts(t *testing.T) {
 			got := opens(t, e, qq)
 			t.Logf("%s over %d runs, %s: %d stored files opened, %v", qt, n, pass, got, time.Since(t0).Round(time.Millisecond))
 		}
+		if qt == "summary" { // then the other query type over the same runs
+			t0 := time.Now()
+			got := opens(t, e, q("B", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName}))
+			t.Logf("changePoints after summary over %d runs: %d stored files opened, %v", n, got, time.Since(t0).Round(time.Millisecond))
+		}
 	}
 }
