@@ -60,11 +60,13 @@ func opens(t testing.TB, e *env, qs ...backend.DataQuery) int64 {
 // summary over the range opens each stored file at most once (the listing
 // peeks server_summary.json and reads status.json when it describes a run,
 // the stored-run cache reads stats.jsonl), the identical next query opens
-// none, and compare, gates and changePoints over runs already read open
+// none, and compare, gates (latest against the latest baseline) and
+// changePoints over runs already read open
 // none either (acks.yaml, beside the runs, is read per changePoints query).
 func TestStoredRunReadOnce(t *testing.T) {
 	const n = 30
 	e, ids, from, to := readStore(t, n)
+	e.jsonData["gates"] = "gates:\n  - key: restore_p99_s\n    max_regression_pct: 10\n"
 	summary := q("S", from, to, map[string]any{"queryType": "summary", "run": "range", "testName": e.truth.TestName})
 	// Files per run: server_summary.json, stats.jsonl, status.json.
 	if got := opens(t, e, summary); got > 3*n {
@@ -79,9 +81,17 @@ func TestStoredRunReadOnce(t *testing.T) {
 	if got := opens(t, e, compare); got != 0 {
 		t.Errorf("compare after summary opened %d stored files, want 0", got)
 	}
+	gates := q("G", from, to, map[string]any{"queryType": "gates", "run": "latest", "testName": e.truth.TestName, "baseline": "latest"})
+	// The baseline's listing covers every run of the test: it describes
+	// the env's own run before the range (at most its 3 files), and reads
+	// no run's rows again.
+	if got := opens(t, e, gates); got > 3 {
+		t.Errorf("gates of the latest run against the latest baseline after summary opened %d stored files, want at most the run before the range", got)
+	}
 	cps := q("P", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName})
 	// changePoints also searches the run before the range (the env's own
-	// run: 3 files); acks.yaml (absent here) is looked up once per query.
+	// run, described by gates: its stats.jsonl); acks.yaml (absent here) is
+	// looked up once per query.
 	if got := opens(t, e, cps); got > 3+1 {
 		t.Errorf("changePoints after summary opened %d stored files, want at most the run before the range and acks.yaml", got)
 	}
