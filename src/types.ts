@@ -145,6 +145,8 @@ export interface DensityOptions extends DataSourceJsonData {
   maxRangeDays?: number;
   /** Stored runs one query reads; of more, the newest (default 2,000). */
   maxRunsPerQuery?: number;
+  /** Parsed rows of stored runs kept per datasource, in MiB (default 256; 0 keeps none). */
+  storedRunCacheMiB?: number;
   /** Read a stored run's numbers from its artifacts (default true). */
   preferStored?: boolean;
   /** Per-node/per-pod series a PSI panel shows before it shows bands (default 50). */
@@ -213,6 +215,7 @@ export const DEFAULTS = {
   maxResponseBytes: 64 * MiB,
   maxRangeDays: 31,
   maxRunsPerQuery: 2000,
+  storedRunCacheMiB: 256,
   preferStored: true,
   maxSeries: 50,
   topSeries: 10,

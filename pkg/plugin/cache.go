@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -105,13 +106,15 @@ func noticesOutcome(ns []harvest.Notice, finished bool) outcome {
 type keyKind int
 
 const (
-	keyBlock      keyKind = iota + 1 // a harvested block; name: the block
-	keyPSIPanel                      // a PSI panel's series at panel resolution
-	keyStoredFile                    // a stored artifact; name: the file
-	keyLadderLog                     // the ladder lines of a stored logs.txt
-	keyLadder                        // a stored run's ladder evaluated over Prometheus
-	keyTrial                         // the trial_summary row of a run outside the store
-	keyLivePhases                    // the phase breakdown of the live pod logs
+	keyBlock        keyKind = iota + 1 // a harvested block; name: the block
+	keyPSIPanel                        // a PSI panel's series at panel resolution
+	keyStoredFile                      // a stored artifact; name: the file
+	keyLadderLog                       // the ladder lines of a stored logs.txt
+	keyLadder                          // a stored run's ladder evaluated over Prometheus
+	keyTrial                           // the trial_summary row of a run outside the store
+	keyLivePhases                      // the phase breakdown of the live pod logs
+	keyListing                         // a listing of the catalogs; name: its options
+	keyStoreListing                    // a listing of the results store; name: its options
 )
 
 // cacheKey identifies a cached value: what it is, of which run, under the
@@ -158,6 +161,61 @@ type caches struct {
 	ladders    *cached[ladderRead]
 	trials     *cached[trialRow]
 	livePhases *cached[livePhase]
+	// listings and storeListings are listings, kept liveTTL (new runs
+	// appear within that); a failed listing retryTTL.
+	listings      *cached[listingResult]
+	storeListings *cached[storeListing]
+}
+
+// listingResult is a Catalogs.List answer.
+type listingResult struct {
+	listing runs.Listing
+	err     error
+}
+
+// storeListing is a Store.ListNewest answer.
+type storeListing struct {
+	entries []runs.Entry
+	found   int
+	err     error
+}
+
+// listingKey is the cache key of a listing: its options but the clock
+// (a listing is kept only liveTTL) and its bound.
+func listingKey(kind keyKind, o runs.ListOptions, limit int) cacheKey {
+	return cacheKey{kind: kind, name: fmt.Sprintf("%d\x00%d\x00%q\x00%q\x00%d", o.From, o.To, o.TestName, o.Tag, limit)}
+}
+
+// listOutcome keeps a listing liveTTL, a failed one retryTTL.
+func listOutcome(err error) outcome {
+	if err != nil {
+		return failedRead
+	}
+	return liveRun
+}
+
+// listCatalogs is d.catalogs.List through the listing cache.
+func (d *Datasource) listCatalogs(ctx context.Context, o runs.ListOptions) (runs.Listing, error) {
+	v, _, err := d.cache.listings.get(ctx, listingKey(keyListing, o, d.catalogs.MaxRuns), func(ctx context.Context) (listingResult, outcome) {
+		l, err := d.catalogs.List(ctx, o)
+		return listingResult{listing: l, err: err}, listOutcome(err)
+	})
+	if err != nil {
+		return runs.Listing{}, err
+	}
+	return v.listing, v.err
+}
+
+// listStore is d.catalogs.Store.ListNewest through the listing cache.
+func (d *Datasource) listStore(ctx context.Context, o runs.ListOptions, limit int) ([]runs.Entry, int, error) {
+	v, _, err := d.cache.storeListings.get(ctx, listingKey(keyStoreListing, o, limit), func(ctx context.Context) (storeListing, outcome) {
+		es, found, err := d.catalogs.Store.ListNewest(ctx, o, limit)
+		return storeListing{entries: es, found: found, err: err}, listOutcome(err)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return v.entries, v.found, v.err
 }
 
 func (d *Datasource) newCaches() caches {
@@ -168,16 +226,31 @@ func (d *Datasource) newCaches() caches {
 	slot := func(ctx context.Context) (func(), error) { return takeHarvestSlot(ctx, d.slots) }
 	now := func() time.Time { return d.now() }
 	return caches{
-		blocks:     newCached[blockResult](n, timeout, now, slot),
-		psiPanels:  newCached[psiPanel](n, timeout, now, slot),
-		summaries:  newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
-		psiFiles:   newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
-		rows:       newCached[storedRows](n, timeout, now, nil),
-		ladderLogs: newCached[ladderLog](n, timeout, now, nil),
-		ladders:    newCached[ladderRead](n, timeout, now, nil),
-		trials:     newCached[trialRow](n, timeout, now, nil),
-		livePhases: newCached[livePhase](n, timeout, now, nil),
+		blocks:        newCached[blockResult](n, timeout, now, slot),
+		psiPanels:     newCached[psiPanel](n, timeout, now, slot),
+		summaries:     newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
+		psiFiles:      newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
+		rows:          d.newStoredRunCache(timeout, now),
+		ladderLogs:    newCached[ladderLog](n, timeout, now, nil),
+		ladders:       newCached[ladderRead](n, timeout, now, nil),
+		trials:        newCached[trialRow](n, timeout, now, nil),
+		livePhases:    newCached[livePhase](n, timeout, now, nil),
+		listings:      newCached[listingResult](n, timeout, now, nil),
+		storeListings: newCached[storeListing](n, timeout, now, nil),
 	}
+}
+
+// newStoredRunCache is the stored-run cache: the parsed rows of stored
+// runs, bounded by storedRunCacheMiB alone (a run's rows are small beside
+// its stats.jsonl, and a dashboard range holds up to maxRunsPerQuery
+// runs); 0 keeps nothing.
+func (d *Datasource) newStoredRunCache(timeout time.Duration, now func() time.Time) *cached[storedRows] {
+	budget := max(d.settings.StoredRunCacheMiB, 0) << 20
+	capacity := 0
+	if budget > 0 {
+		capacity = math.MaxInt
+	}
+	return newCached[storedRows](capacity, timeout, now, nil).withBudget(budget, rowsBytes)
 }
 
 // cached is a bounded LRU of values of one type with per-entry expiry and
@@ -199,6 +272,11 @@ type cached[T any] struct {
 	ll       *list.List // of *entry[T]; front = most recently used
 	items    map[cacheKey]*list.Element
 	inflight map[cacheKey]*call[T]
+	// size, when set, estimates a value's bytes, and budget bounds the
+	// bytes kept (used: kept now); least recently used values go first. A
+	// value larger than the budget is shared with its waiters, not kept.
+	size         func(T) int64
+	budget, used int64
 	// hits and misses count lookups, for tests.
 	hits, misses int
 }
@@ -206,6 +284,7 @@ type cached[T any] struct {
 type entry[T any] struct {
 	key     cacheKey
 	value   T
+	bytes   int64     // size(value) when the cache is bounded by bytes
 	expires time.Time // zero: never (until evicted)
 }
 
@@ -238,8 +317,7 @@ func (c *cached[T]) get(ctx context.Context, key cacheKey, compute func(context.
 			c.mu.Unlock()
 			return e.value, true, nil
 		}
-		c.ll.Remove(el)
-		delete(c.items, key)
+		c.remove(el)
 	}
 	cl, shared := c.inflight[key]
 	if shared {
@@ -294,21 +372,40 @@ func (c *cached[T]) finish(key cacheKey, cl *call[T]) {
 	delete(c.inflight, key)
 	if ttl, ok := cl.outcome.keep(); ok && c.capacity > 0 && cl.panicked == nil {
 		e := &entry[T]{key: key, value: cl.value}
+		if c.size != nil {
+			e.bytes = c.size(cl.value)
+		}
 		if ttl > 0 {
 			e.expires = c.now().Add(ttl)
 		}
 		if el, ok := c.items[key]; ok {
-			c.ll.Remove(el)
+			c.remove(el)
 		}
-		c.items[key] = c.ll.PushFront(e)
-		for c.ll.Len() > c.capacity {
-			last := c.ll.Back()
-			c.ll.Remove(last)
-			delete(c.items, last.Value.(*entry[T]).key)
+		if c.size == nil || e.bytes <= c.budget {
+			c.items[key] = c.ll.PushFront(e)
+			c.used += e.bytes
+		}
+		for c.ll.Len() > c.capacity || (c.size != nil && c.used > c.budget) {
+			c.remove(c.ll.Back())
 		}
 	}
 	c.mu.Unlock()
 	close(cl.done)
+}
+
+// remove drops a kept value; c.mu is held.
+func (c *cached[T]) remove(el *list.Element) {
+	e := el.Value.(*entry[T])
+	c.ll.Remove(el)
+	delete(c.items, e.key)
+	c.used -= e.bytes
+}
+
+// withBudget bounds c by the estimated bytes of its values (size) as well
+// as by its entry count.
+func (c *cached[T]) withBudget(budget int64, size func(T) int64) *cached[T] {
+	c.budget, c.size = budget, size
+	return c
 }
 
 // stats returns the hit and miss counts and the number of entries.

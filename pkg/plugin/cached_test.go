@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -345,4 +346,44 @@ func BenchmarkCachedHit(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// A cache bounded by bytes evicts the least recently used values until
+// what it keeps fits the budget; a value larger than the budget is
+// computed for its caller and not kept.
+func TestCachedByteBudget(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	size := func(s string) int64 { return int64(len(s)) }
+	ca := newCached[string](math.MaxInt, time.Minute, clk.now, nil).withBudget(10, size)
+	get := func(k, v string) bool {
+		_, hit, err := ca.get(context.Background(), testKey(k), func(context.Context) (string, outcome) { return v, finishedOK })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hit
+	}
+	for i, c := range []struct {
+		key, value string
+		hit        bool
+		used       int64
+	}{
+		{"a", "aaaa", false, 4}, {"b", "bbbb", false, 8}, {"a", "", true, 8}, // a is the most recently used
+		{"c", "cccc", false, 8},                          // 12 > 10: evicts b
+		{"b", "bbbb", false, 8},                          // evicts a
+		{"c", "", true, 8},                               // c kept
+		{"big", "0123456789x", false, 8},                 // larger than the budget: not kept
+		{"big", "0123456789x", false, 8},                 // so computed again
+		{"d", "dddddddddd", false, 10},                   // fills the budget alone
+		{"b", "bbbb", false, 4}, {"c", "cccc", false, 8}, // d evicted, b and c read again
+	} {
+		if got := get(c.key, c.value); got != c.hit {
+			t.Fatalf("step %d: get %s: hit %v, want %v", i, c.key, got, c.hit)
+		}
+		ca.mu.Lock()
+		used := ca.used
+		ca.mu.Unlock()
+		if used != c.used {
+			t.Fatalf("step %d: %d bytes kept, want %d", i, used, c.used)
+		}
+	}
 }

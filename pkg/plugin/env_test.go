@@ -42,6 +42,7 @@ var (
 	pluginClient *datasourcetest.TestPluginClient
 	pluginLog    *plugintest.Log // what the plugin and the SDK log
 	clocks       sync.Map        // datasource UID -> time.Time
+	instances    sync.Map        // datasource UID -> *Datasource, the newest instance
 )
 
 func TestMain(m *testing.M) {
@@ -70,7 +71,11 @@ func servePlugin() (datasourcetest.TestPlugin, error) {
 			}
 			return time.Now()
 		}
-		return newDatasource(ctx, s, now)
+		d, err := newDatasource(ctx, s, now)
+		if err == nil {
+			instances.Store(uid, d)
+		}
+		return d, err
 	})
 	pluginLog = l
 	return tp, err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
-	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // maxAcksBytes bounds a stored acks.yaml.
@@ -79,7 +78,7 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 			data.NewField("unacknowledged_regressions", nil, []float64{failing})))
 	}
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
-		Text: fmt.Sprintf("%d stored runs of %s in the range searched", searched, m.TestName)})
+		Text: fmt.Sprintf("%d stored runs of %s up to the end of the range searched", searched, m.TestName)})
 	setMeta(frames, nil, notices)
 	return backend.DataResponse{Frames: frames}
 }
@@ -105,28 +104,30 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 	}
 	from, to := tr.From.Unix(), tr.To.Unix()
 	var notices []data.Notice
-	// maxRunsPerQuery: only the newest stored runs of the range are read
-	// (found from the store's directory names first).
-	if limit := d.settings.MaxRunsPerQuery; limit > 0 {
-		newest, found, err := d.catalogs.Store.ListNewest(ctx, runs.ListOptions{TestName: testName, From: from, To: to}, limit)
-		if err != nil {
-			return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
-		}
-		if found > limit {
-			from = newest[len(newest)-1].Start
-			notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-				Text: fmt.Sprintf("only the newest %d of %d stored runs of %s in the range were read (maxRunsPerQuery)", limit, found, testName)})
-		}
-	}
-	all, err := command.LoadTest(ctx, d.catalogs.Store, testName, from)
+	// The newest maxRunsPerQuery runs of the test that start at or before
+	// to are searched (found from the store's directory names first; no run
+	// after to is read); the points whose run starts in [from, to] are
+	// returned. Each run is read through the stored-run cache.
+	limit := d.settings.MaxRunsPerQuery
+	es, found, err := d.listStore(ctx, runs.ListOptions{TestName: testName, To: to}, limit)
 	if err != nil {
 		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
 	}
-	inRange := all[:0]
-	for _, r := range all {
-		if r.Start <= to {
-			inRange = append(inRange, r)
+	if limit > 0 && found > limit {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("only the newest %d of %d stored runs of %s up to the end of the range were searched (maxRunsPerQuery)", limit, found, testName)})
+	}
+	var searched []*verdicts.Run
+	for i := len(es) - 1; i >= 0; i-- { // oldest first, as the search wants
+		e := es[i]
+		if !e.Artifacts.StatsJSONL {
+			continue
 		}
+		r, err := d.loadRun(ctx, e)
+		if err != nil {
+			return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
+		}
+		searched = append(searched, r)
 	}
 	ackText, err := d.catalogs.Store.ReadTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
 	if err != nil {
@@ -148,5 +149,12 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 			}
 		}
 	}
-	return verdicts.ChangePoints(verdicts.Cohorts(inRange, nil), keys, o, acks), len(inRange), notices, nil
+	all := verdicts.ChangePoints(verdicts.Cohorts(searched, nil), keys, o, acks)
+	inRange := all[:0]
+	for _, cp := range all {
+		if cp.Start >= from && cp.Start <= to {
+			inRange = append(inRange, cp)
+		}
+	}
+	return inRange, len(searched), notices, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
-	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // handleCompare answers `compare`: the stored runs `baseline` and
@@ -92,7 +91,7 @@ func (d *Datasource) loadStoredRun(ctx context.Context, id runs.RunID) (*verdict
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	r, err := command.LoadEntry(ctx, d.catalogs.Store, e)
+	r, err := d.loadRun(ctx, e)
 	if err != nil {
 		return nil, withStatus(backend.StatusNotFound, err)
 	}

@@ -58,7 +58,7 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		if err != nil {
 			return errorResponse(catalogError(err))
 		}
-		run, err = command.LoadEntry(ctx, d.catalogs.Store, e)
+		run, err = d.loadRun(ctx, e)
 		if err != nil {
 			return errorResponse(withStatus(backend.StatusBadGateway, err))
 		}
@@ -69,7 +69,12 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 	switch m.Baseline {
 	case "":
 	case runs.IDLatest:
-		if base, err = command.LatestBaseline(ctx, d.catalogs.Store, run); err != nil {
+		es, _, err := d.listStore(ctx, runs.ListOptions{TestName: run.TestName}, 0)
+		if err != nil {
+			return errorResponse(withStatus(backend.StatusBadGateway, err))
+		}
+		load := func(e runs.Entry) (*verdicts.Run, error) { return d.loadRun(ctx, e) }
+		if base, err = command.LatestBaselineOf(es, run, load); err != nil {
 			return errorResponse(withStatus(backend.StatusNotFound, err))
 		}
 	default:

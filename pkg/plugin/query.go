@@ -295,7 +295,7 @@ func (d *Datasource) listRuns(ctx context.Context, m queryModel, q backend.DataQ
 	ids := m.Run.ids()
 	if len(ids) == 1 && ids[0] == runs.IDRange {
 		from, to := timeRange(q)
-		l, err := d.catalogs.List(ctx, runs.ListOptions{From: from, To: to, TestName: m.TestName, Tag: m.Tag, Now: d.now().Unix()})
+		l, err := d.listCatalogs(ctx, runs.ListOptions{From: from, To: to, TestName: m.TestName, Tag: m.Tag, Now: d.now().Unix()})
 		if err != nil {
 			return nil, nil, withStatus(backend.StatusBadGateway, fmt.Errorf("listing runs: %w", err))
 		}

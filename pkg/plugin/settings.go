@@ -36,6 +36,9 @@ const (
 	DefaultMaxResponseBytes    = 64 << 20
 	DefaultMaxRangeDays        = 31
 	DefaultMaxRunsPerQuery     = 2000
+	// DefaultStoredRunCacheMiB bounds the parsed rows of stored runs one
+	// datasource instance keeps (datasource.md "Caching").
+	DefaultStoredRunCacheMiB = 256
 )
 
 // Kubernetes access modes (jsonData kubernetesAccess).
@@ -95,6 +98,9 @@ type Settings struct {
 	// runs one query reads.
 	MaxRangeDays    int64
 	MaxRunsPerQuery int
+	// StoredRunCacheMiB bounds the stored-run cache: the parsed rows of
+	// finished stored runs, read once and shared by every query type.
+	StoredRunCacheMiB int64
 	// PreferStored reads a stored run's numbers from its artifacts (the
 	// default); false forces the harvest, e.g. to check an artifact.
 	PreferStored bool
@@ -152,6 +158,7 @@ type jsonData struct {
 	MaxResponseBytes       flexNumber `json:"maxResponseBytes"`
 	MaxRangeDays           flexNumber `json:"maxRangeDays"`
 	MaxRunsPerQuery        flexNumber `json:"maxRunsPerQuery"`
+	StoredRunCacheMiB      flexNumber `json:"storedRunCacheMiB"`
 	PreferStored           *bool      `json:"preferStored"`
 	MaxSeries              flexNumber `json:"maxSeries"`
 	TopSeries              flexNumber `json:"topSeries"`
@@ -292,6 +299,12 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		return Settings{}, err
 	}
 	out.MaxRunsPerQuery = int(mr)
+	sc, err := jd.StoredRunCacheMiB.int64Or("storedRunCacheMiB", DefaultStoredRunCacheMiB)
+	if err != nil {
+		return Settings{}, err
+	}
+	// 0 keeps nothing (every query reads its runs again).
+	out.StoredRunCacheMiB = sc
 	out.MaxSeries, out.TopSeries = max(1, int(ms)), max(1, int(ts))
 	// 0 would deadlock the limiter; 0 cache entries means "no cache".
 	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)

@@ -29,7 +29,7 @@ func TestLoadSettings(t *testing.T) {
 			RunGapSeconds: 120, AteletLagSeconds: 70, WorkerPool: "benchmark-ateom", WorkerNamespace: "benchmark-workloads",
 			WorkerContainer: "ateom", WorkerPodRegex: "benchmark-ateom.*", AteletNamespace: "ate-system", AteletContainer: "atelet",
 			Kube: Kube{Access: "off"}, LiveFactsMaxAgeSeconds: 3600, CacheEntries: 256, MaxResponseBytes: 64 << 20,
-			MaxRangeDays: 31, MaxRunsPerQuery: 2000, PreferStored: true, MaxSeries: 50, TopSeries: 10}
+			MaxRangeDays: 31, MaxRunsPerQuery: 2000, StoredRunCacheMiB: 256, PreferStored: true, MaxSeries: 50, TopSeries: 10}
 		if s != want {
 			t.Fatalf("defaults\n got %+v\nwant %+v", s, want)
 		}
@@ -40,7 +40,7 @@ func TestLoadSettings(t *testing.T) {
 			"workerPool": "p", "workerNamespace": "ns", "workerContainer": "c", "workerPodRegex": "w-.*",
 			"ateletNamespace": "an", "ateletContainer": "ac", "kubernetesAccess": "token", "kubernetesURL": "https://k8s:6443",
 			"liveFactsMaxAgeSeconds": 60, "cacheEntries": 0, "maxResponseBytes": 1048576, "maxRangeDays": "7", "maxRunsPerQuery": 100,
-			"preferStored": false, "maxSeries": "20", "topSeries": 5}`,
+			"storedRunCacheMiB": "16", "preferStored": false, "maxSeries": "20", "topSeries": 5}`,
 			map[string]string{"kubernetesToken": "tok", "kubernetesCACert": "PEM"}))
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestLoadSettings(t *testing.T) {
 			UserCountQuery: "sum(users)", RunGapSeconds: 300, AteletLagSeconds: 90, WorkerPool: "p", WorkerNamespace: "ns",
 			WorkerContainer: "c", WorkerPodRegex: "w-.*", AteletNamespace: "an", AteletContainer: "ac",
 			Kube: Kube{Access: "token", URL: "https://k8s:6443", Token: "tok", CACert: "PEM"}, LiveFactsMaxAgeSeconds: 60,
-			CacheEntries: 0, MaxResponseBytes: 1 << 20, MaxRangeDays: 7, MaxRunsPerQuery: 100, MaxSeries: 20, TopSeries: 5}
+			CacheEntries: 0, MaxResponseBytes: 1 << 20, MaxRangeDays: 7, MaxRunsPerQuery: 100, StoredRunCacheMiB: 16, MaxSeries: 20, TopSeries: 5}
 		if s != want {
 			t.Fatalf("\n got %+v\nwant %+v", s, want)
 		}
@@ -71,6 +71,7 @@ func TestLoadSettings(t *testing.T) {
 		{"word", "http://p", `{"timeoutSeconds": "soon"}`, nil, ErrInvalidNumber, "timeoutSeconds"},
 		{"range days", "http://p", `{"maxRangeDays": -3}`, nil, ErrInvalidNumber, "maxRangeDays"},
 		{"runs per query", "http://p", `{"maxRunsPerQuery": 2.5}`, nil, ErrInvalidNumber, "maxRunsPerQuery"},
+		{"stored-run cache", "http://p", `{"storedRunCacheMiB": -1}`, nil, ErrInvalidNumber, "storedRunCacheMiB"},
 		{"regex", "http://p", `{"workerPodRegex": "("}`, nil, ErrInvalidPodRegex, ""},
 		{"access", "http://p", `{"kubernetesAccess": "always"}`, nil, ErrInvalidKubeAccess, "always"},
 		{"kubeconfig without source", "http://p", `{"kubernetesAccess": "kubeconfig"}`, nil, ErrMissingKubeconfig, ""},

@@ -10,6 +10,7 @@ import (
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // A stored run's recorded artifacts are read separately and lazily, each
@@ -25,14 +26,65 @@ type storedFile[T any] struct {
 	problem string
 }
 
-// storedRows are the rows of a stored run's stats.jsonl that panels show:
-// the run's row sets by the one row rule (artifact.SelectRunRows).
+// storedRows are the rows of a stored run's stats.jsonl this project
+// reads, by the one row rule (artifact.SelectRunRows): what panels show
+// and the run's values for the verdicts (summary, compare, gates,
+// changePoints share one read per run, kept in the stored-run cache).
 type storedRows struct {
 	// server and trial are the run's server_summary and trial_summary rows.
 	server, trial *artifact.Row
 	// ladder and phases are the run's last sets of those families.
 	ladder, phases []artifact.Row
-	problem        string
+	// run is the run's values (verdicts.RunFromRunRows) named by its entry.
+	run     *verdicts.Run
+	problem string
+}
+
+// verdictRun is a copy of the run's values (nil when the run has no
+// stats.jsonl or it could not be read): the cached value is shared.
+func (s storedRows) verdictRun() *verdicts.Run {
+	if s.run == nil {
+		return nil
+	}
+	r := *s.run
+	return &r
+}
+
+// rowsBytes estimates what a storedRows holds in memory, for the
+// storedRunCacheMiB budget.
+func rowsBytes(s storedRows) int64 {
+	const header = 64 // a struct or slice header, a pointer, an interface
+	n := int64(header + len(s.problem))
+	row := func(r *artifact.Row) {
+		if r == nil {
+			return
+		}
+		n += header + int64(len(r.Timestamp)+len(r.Tag)+len(r.TestName)+len(r.Metric))
+		for _, f := range r.Measurements {
+			n += header + int64(len(f.Key))
+			if t, ok := f.Value.(string); ok {
+				n += int64(len(t))
+			}
+		}
+	}
+	row(s.server)
+	row(s.trial)
+	for i := range s.ladder {
+		row(&s.ladder[i])
+	}
+	for i := range s.phases {
+		row(&s.phases[i])
+	}
+	if s.run != nil {
+		n += header + int64(len(s.run.ID)+len(s.run.TestName)+len(s.run.Tag)+len(s.run.Timestamp))
+		for _, v := range s.run.Values {
+			n += 2*header + 2*int64(len(v.Key)) // the value and its index entry
+			if v.Text != nil {
+				n += int64(len(*v.Text))
+			}
+		}
+	}
+	return n
 }
 
 // storedOnce reads one artifact of a stored run through c: finished once
@@ -101,9 +153,38 @@ func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
 		s := storedRows{server: rr.Server, trial: rr.Trial, ladder: rr.Ladder, phases: rr.Phases}
 		if p := st.Problem(runs.FileStatsJSONL); p != nil {
 			s.problem = p.Err.Error()
+			return s
 		}
+		r := verdicts.RunFromRunRows(rr)
+		r.ID, r.Tag, r.TestName, r.Start = e.ID, e.Tag, e.TestName, e.Start
+		s.run = &r
 		return s
 	})
+}
+
+// loadRun is a stored run's values through the stored-run cache: the
+// run's stats.jsonl is read once per instance and shared by every query
+// type. It fails like command.LoadEntry: a run without stats.jsonl, or
+// one whose stats.jsonl could not be read.
+func (d *Datasource) loadRun(ctx context.Context, e runs.Entry) (*verdicts.Run, error) {
+	if !d.inStore(e) {
+		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
+	}
+	if !e.Artifacts.StatsJSONL {
+		return nil, fmt.Errorf("run %s: no %s in the results store", e.ID, runs.FileStatsJSONL)
+	}
+	s := d.storedRows(ctx, e)
+	if s.problem != "" {
+		return nil, fmt.Errorf("run %s: %s %s", e.ID, runs.FileStatsJSONL, s.problem)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := s.verdictRun()
+	if r == nil {
+		return nil, fmt.Errorf("run %s: %s was not read", e.ID, runs.FileStatsJSONL)
+	}
+	return r, nil
 }
 
 // problems are the stored artifacts of e that could not be read, for the

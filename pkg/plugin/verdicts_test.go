@@ -181,7 +181,7 @@ func TestChangePointsReadAtMostMaxRuns(t *testing.T) {
 		t.Fatal(r.Error)
 	}
 	text := strings.Join(notices(r.Frames), "\n")
-	for _, want := range []string{"8 stored runs of nightly in the range searched", "only the newest 8 of 20 stored runs of nightly in the range were read (maxRunsPerQuery)"} {
+	for _, want := range []string{"8 stored runs of nightly up to the end of the range searched", "only the newest 8 of 20 stored runs of nightly up to the end of the range were searched (maxRunsPerQuery)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no notice says %q:\n%s", want, text)
 		}

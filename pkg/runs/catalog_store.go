@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gocloud.dev/blob"
 
+	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/endpoint"
 
 	// file:// stores work in every importer; the gs://, s3:// and
@@ -97,7 +99,19 @@ type Store struct {
 	mu    sync.Mutex
 	cache map[string]Entry // finished runs by id
 	order []string         // insertion order, for eviction
+	// read are the rows of finished runs whose stats.jsonl describe read
+	// (a run without server_summary.json), kept until Read takes them so
+	// that listing then reading a run opens the file once; readOrder is
+	// their insertion order, for the storeCacheSize bound.
+	read      map[string]artifact.RunRows
+	readOrder []string
+	// opened counts the objects opened for reading (Opened).
+	opened atomic.Int64
 }
+
+// Opened is how many stored objects this store has opened for reading
+// (listings are not counted): what the stored-run cache saves.
+func (s *Store) Opened() int64 { return s.opened.Load() }
 
 // OpenStore opens a results store: file://, gs://, s3://, azblob:// or an
 // absolute local path. For the object stores a path after the bucket is the
@@ -112,7 +126,7 @@ func OpenStore(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening results store %s: %w", where, err)
 	}
-	return &Store{bucket: b, where: where, cache: map[string]Entry{}}, nil
+	return &Store{bucket: b, where: where, cache: map[string]Entry{}, read: map[string]artifact.RunRows{}}, nil
 }
 
 // storeURL normalises a store URL for blob.OpenBucket and returns a form
@@ -526,14 +540,18 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 			in.Summary, e.RowKey = &m, m.RowKey()
 		}
 	}
+	var rows *artifact.RunRows
 	if e.Artifacts.StatsJSONL {
 		in.Trial = func() *Recorded {
-			rec, err := withReader(ctx, s, r.prefix+FileStatsJSONL, ReadTrialSummaryWindow)
+			tr, err := withReader(ctx, s, r.prefix+FileStatsJSONL, readTrialRows)
 			if err != nil {
 				trialErr = err
 				return nil
 			}
-			return &rec
+			if tr.ok {
+				rows = &tr.rows
+			}
+			return &tr.rec
 		}
 	}
 	w, _ := ResolveWindow(in) // RuleStoredRun describes every run
@@ -554,8 +572,87 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 	e.PeakUsers = w.PeakUsers
 	if finished {
 		s.remember(e)
+		if rows != nil && e.RowKey == nil {
+			s.keepRead(id, *rows)
+		}
 	}
 	return e, nil
+}
+
+// trialRows are a stats.jsonl read once for both the trial window and the
+// run's rows (what Read would take with no row key).
+type trialRows struct {
+	rec  Recorded
+	rows artifact.RunRows
+	ok   bool // rows were taken (the file is within MaxStoredFile)
+}
+
+func readTrialRows(r io.Reader) (trialRows, error) {
+	var (
+		out trialRows
+		fam []artifact.Row
+	)
+	cr := &countingReader{r: r}
+	err := artifact.ScanRows(cr, func(l artifact.Line) error {
+		if l.Row == nil {
+			return nil
+		}
+		if rec, ok := trialWindow(l.Row); ok {
+			out.rec = rec
+		}
+		if artifact.FamilyOf(l.Row.Metric) != artifact.FamilyNone {
+			fam = append(fam, *l.Row)
+		}
+		return nil
+	})
+	if err != nil {
+		return trialRows{}, fmt.Errorf("reading %s: %w", FileStatsJSONL, err)
+	}
+	if cr.n <= MaxStoredFile { // a larger file is Read's to refuse
+		out.rows = artifact.SelectRunRows(nil, fam)
+		out.ok = true
+	}
+	return out, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// keepRead keeps the rows describe read of a finished run until Read
+// takes them.
+func (s *Store) keepRead(id string, rows artifact.RunRows) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.read[id]; ok {
+		return
+	}
+	if len(s.readOrder) >= storeCacheSize {
+		delete(s.read, s.readOrder[0])
+		s.readOrder = s.readOrder[1:]
+	}
+	s.read[id] = rows
+	s.readOrder = append(s.readOrder, id)
+}
+
+// takeRead returns (and forgets) the rows describe read of run id.
+func (s *Store) takeRead(id string) (artifact.RunRows, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows, ok := s.read[id]
+	if ok {
+		delete(s.read, id)
+		s.readOrder = slices.DeleteFunc(s.readOrder, func(x string) bool { return x == id })
+	}
+	return rows, ok
 }
 
 // storedWindowFrom is Entry.WindowFrom of a stored run: where its end
@@ -580,6 +677,7 @@ func (s *Store) OpenFile(ctx context.Context, e Entry, name string) (io.ReadClos
 	if err := ValidSegment(name); err != nil {
 		return nil, fmt.Errorf("file name %q: %w", name, err)
 	}
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, e.StorePath+name, nil)
 	if err != nil {
 		return nil, s.readErr(e.StorePath+name, err)
@@ -597,6 +695,7 @@ func (s *Store) readErr(key string, err error) error {
 // withReader opens key and hands the stream to f.
 func withReader[T any](ctx context.Context, s *Store, key string, f func(io.Reader) (T, error)) (T, error) {
 	var zero T
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return zero, s.readErr(key, err)
@@ -620,6 +719,7 @@ func (s *Store) ReadTestFile(ctx context.Context, testName, name string, limit i
 		return nil, fmt.Errorf("file name %q: %w", name, err)
 	}
 	key := storeRunsDir + testName + "/" + name
+	s.opened.Add(1)
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, nil

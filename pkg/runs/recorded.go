@@ -73,22 +73,29 @@ func readSummaryMeta(r io.Reader, whole bool) (Recorded, error) {
 func ReadTrialSummaryWindow(r io.Reader) (Recorded, error) {
 	var rec Recorded
 	err := artifact.ScanRows(r, func(l artifact.Line) error {
-		row := l.Row
-		if row == nil || row.Metric != artifact.MetricTrialSummary {
-			return nil
+		if w, ok := trialWindow(l.Row); ok {
+			rec = w
 		}
-		start, okS := recordedInt(row.Measurements, "run_start")
-		end, okE := recordedInt(row.Measurements, "run_end")
-		if !okS || !okE {
-			return nil
-		}
-		rec = Recorded{TestName: &row.TestName, Tag: &row.Tag, Start: &start, End: &end}
 		return nil
 	})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("reading %s: %w", FileStatsJSONL, err)
 	}
 	return rec, nil
+}
+
+// trialWindow is the window a trial_summary row records (ok false: row is
+// nil, another metric, or lacks run_start/run_end).
+func trialWindow(row *artifact.Row) (Recorded, bool) {
+	if row == nil || row.Metric != artifact.MetricTrialSummary {
+		return Recorded{}, false
+	}
+	start, okS := recordedInt(row.Measurements, "run_start")
+	end, okE := recordedInt(row.Measurements, "run_end")
+	if !okS || !okE {
+		return Recorded{}, false
+	}
+	return Recorded{TestName: &row.TestName, Tag: &row.Tag, Start: &start, End: &end}, true
 }
 
 // RowKey is the identity the run's stats.jsonl rows repeat, when the

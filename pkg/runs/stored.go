@@ -112,11 +112,26 @@ func (s *Store) Run(ctx context.Context, id string, parts Part) (*Stored, error)
 	return s.Read(ctx, e, parts), nil
 }
 
-// Read reads the parts of a run the store described.
+// Read reads the parts of a run the store described. The rows of a
+// finished run whose stats.jsonl the description already read (a run
+// without server_summary.json) are taken from that read, not read again.
 func (s *Store) Read(ctx context.Context, e Entry, parts Part) *Stored {
-	return read(ctx, e, parts, func(ctx context.Context, name string) (io.ReadCloser, error) {
+	var (
+		rows  artifact.RunRows
+		taken bool
+	)
+	if parts&PartRows != 0 && e.RowKey == nil && e.Source == SourceStore && e.Artifacts.StatsJSONL {
+		if rows, taken = s.takeRead(e.ID); taken {
+			parts &^= PartRows
+		}
+	}
+	st := read(ctx, e, parts, func(ctx context.Context, name string) (io.ReadCloser, error) {
 		return s.OpenFile(ctx, e, name)
 	})
+	if taken {
+		st.Rows = rows
+	}
+	return st
 }
 
 // Dir reads the parts of the run directory path. Its entry has the

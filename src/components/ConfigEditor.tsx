@@ -30,7 +30,8 @@ type NumberKey =
   | 'maxSeries'
   | 'topSeries'
   | 'maxRangeDays'
-  | 'maxRunsPerQuery';
+  | 'maxRunsPerQuery'
+  | 'storedRunCacheMiB';
 type TextKey =
   | 'resultsStore'
   | 'userCountQuery'
@@ -468,6 +469,12 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           'Stored runs one query reads from the results store; of more, the newest are read.',
           String(DEFAULTS.maxRunsPerQuery)
         )}
+        {numberField(
+          'storedRunCacheMiB',
+          'Stored-run cache (MiB)',
+          'Parsed rows of finished stored runs kept in memory, read once and shared by every query; 0 keeps none.',
+          String(DEFAULTS.storedRunCacheMiB)
+        )}
         <InlineField
           label="Max response (MiB)"
           labelWidth={LABEL_WIDTH}
@@ -514,6 +521,7 @@ const ADVANCED_KEYS: Array<keyof DensityOptions> = [
   'topSeries',
   'maxRangeDays',
   'maxRunsPerQuery',
+  'storedRunCacheMiB',
   'maxResponseBytes',
 ];
 

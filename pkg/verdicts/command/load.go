@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
@@ -104,24 +105,34 @@ func LoadTest(ctx context.Context, s *runs.Store, testName string, from int64) (
 // LatestBaseline is the newest stored run of the candidate's test name and
 // cohort other than the candidate itself.
 func LatestBaseline(ctx context.Context, s *runs.Store, cand *verdicts.Run) (*verdicts.Run, error) {
-	all, err := LoadTest(ctx, s, cand.TestName, 0)
+	es, err := s.List(ctx, runs.ListOptions{TestName: cand.TestName})
 	if err != nil {
 		return nil, err
 	}
+	return LatestBaselineOf(es, cand, func(e runs.Entry) (*verdicts.Run, error) { return LoadEntry(ctx, s, e) })
+}
+
+// LatestBaselineOf is LatestBaseline over a listing of the candidate's
+// test: the runs are read newest first through load, each at most once,
+// until one of the candidate's cohort is found (the candidate itself is
+// never read again).
+func LatestBaselineOf(es []runs.Entry, cand *verdicts.Run, load func(runs.Entry) (*verdicts.Run, error)) (*verdicts.Run, error) {
+	es = slices.Clone(es)
+	runs.SortNewestFirst(es)
 	label := verdicts.Cohorts([]*verdicts.Run{cand}, nil)[0].Label
-	var best *verdicts.Run
-	for _, r := range all {
-		if r.ID == cand.ID || verdicts.Cohorts([]*verdicts.Run{r}, nil)[0].Label != label {
+	for _, e := range es {
+		if e.ID == cand.ID || !e.Artifacts.StatsJSONL {
 			continue
 		}
-		if best == nil || r.Start > best.Start {
-			best = r
+		r, err := load(e)
+		if err != nil {
+			return nil, err
+		}
+		if verdicts.Cohorts([]*verdicts.Run{r}, nil)[0].Label == label {
+			return r, nil
 		}
 	}
-	if best == nil {
-		return nil, usagef("no other run of %s in its cohort for --baseline-run latest", cand.TestName)
-	}
-	return best, nil
+	return nil, usagef("no other run of %s in its cohort for --baseline-run latest", cand.TestName)
 }
 
 // BaselineFlags are the three baseline flags shared by check and export.
