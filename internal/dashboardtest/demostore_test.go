@@ -3,7 +3,6 @@ package dashboardtest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/substrate/density/internal/demo"
 	"github.com/substrate/density/pkg/artifact"
-	"github.com/substrate/density/pkg/plugin"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -42,20 +40,9 @@ func TestDashboardsOnDemoStore(t *testing.T) {
 	now := time.Now()
 
 	prov := loadProvisioning(t)
-	p := prov["substrate-density"]
-	jd := map[string]any{}
-	for k, v := range p.JSONData {
-		jd[k] = v
-	}
-	jd["resultsStore"] = "file://" + storeDir
-	jd["timeoutSeconds"] = 30
-	jb, _ := json.Marshal(jd)
-	s := backend.DataSourceInstanceSettings{ID: 2, UID: p.UID, Name: p.Name, Type: p.Type, URL: srv.URL, JSONData: jb, Updated: time.Now()}
-	if _, err := plugin.LoadSettings(s); err != nil {
-		t.Fatalf("settings: %v", err)
-	}
+	s := provisionedSettings(t, prov, 2, srv.URL, storeDir)
 	e := &smokeEnv{truth: tr, now: now, runID: runs.StoreRunID(tr.TestName, tr.Start, tr.Tag), client: pluginClient,
-		pc: backend.PluginContext{OrgID: 1, PluginID: dashPluginID, DataSourceInstanceSettings: &s}}
+		pc: backend.PluginContext{OrgID: 1, PluginID: dashPluginID, DataSourceInstanceSettings: s}}
 
 	var log []string
 	for _, f := range loadDashboards(t) {

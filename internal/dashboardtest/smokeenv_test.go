@@ -72,30 +72,39 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource, scenario string) 
 	e := &smokeEnv{truth: tr, now: now, runID: runs.StoreRunID(tr.TestName, tr.Start, tr.Tag)}
 	e.serverKeys, e.trialKeys = readStatsJSONL(t, filepath.Join(dir, runs.FileStatsJSONL))
 
-	// The provisioned datasource, pointed at this Prometheus and store. A
-	// longer timeout than the default: the race detector on two shared
-	// cores slows the harvest, not Prometheus.
-	p := prov["substrate-density"]
-	jd := map[string]any{}
-	for k, v := range p.JSONData {
-		jd[k] = v
-	}
-	jd["resultsStore"] = "file://" + root
-	jd["timeoutSeconds"] = 30
-	jb, _ := json.Marshal(jd)
-	// A fresh Updated time makes the SDK build a new instance: it reuses a
-	// cached one while Updated is unchanged, and a repeated run (-count=N)
-	// has a new store directory.
-	s := backend.DataSourceInstanceSettings{ID: 1, UID: p.UID, Name: p.Name, Type: p.Type, URL: srv.URL, JSONData: jb, Updated: time.Now()}
-	if _, err := plugin.LoadSettings(s); err != nil {
-		t.Fatalf("the provisioned jsonData is not valid settings: %v", err)
-	}
-	e.pc = backend.PluginContext{OrgID: 1, PluginID: dashPluginID, DataSourceInstanceSettings: &s}
+	s := provisionedSettings(t, prov, 1, srv.URL, root)
+	e.pc = backend.PluginContext{OrgID: 1, PluginID: dashPluginID, DataSourceInstanceSettings: s}
 
 	// The SDK registers its gRPC metrics globally, so the test binary has
 	// one plugin server (main_test.go).
 	e.client = pluginClient
 	return e
+}
+
+// provisionedSettings is the provisioned datasource pointed at the
+// Prometheus at promURL and the file:// store at storeDir, with a longer
+// timeout than the default (the race detector on two shared cores slows
+// the harvest, not Prometheus). A fresh Updated time makes the SDK build a
+// new instance: it reuses a cached one while Updated is unchanged, and a
+// repeated run (-count=N) has a new store directory.
+func provisionedSettings(t *testing.T, prov map[string]provDatasource, id int64, promURL, storeDir string) *backend.DataSourceInstanceSettings {
+	t.Helper()
+	p := prov["substrate-density"]
+	jd := map[string]any{}
+	for k, v := range p.JSONData {
+		jd[k] = v
+	}
+	jd["resultsStore"] = "file://" + storeDir
+	jd["timeoutSeconds"] = 30
+	jb, err := json.Marshal(jd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := backend.DataSourceInstanceSettings{ID: id, UID: p.UID, Name: p.Name, Type: p.Type, URL: promURL, JSONData: jb, Updated: time.Now()}
+	if _, err := plugin.LoadSettings(s); err != nil {
+		t.Fatalf("the provisioned jsonData is not valid settings: %v", err)
+	}
+	return &s
 }
 
 func readStatsJSONL(t *testing.T, path string) (server, trial map[string]*string) {
