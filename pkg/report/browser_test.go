@@ -136,16 +136,18 @@ func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for ev, err := range chromedp.Events(ctx, network.RequestWillBeSent) {
-			if err != nil {
-				return
-			}
+	// Listen, not an Events iterator: its callback runs before the command
+	// that caused the event returns, so every request is recorded by the
+	// time the page has loaded (an iterator's goroutine may lag behind).
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if r, ok := ev.(*network.EventRequestWillBeSent); ok {
 			mu.Lock()
-			requests = append(requests, ev.Request.URL)
+			requests = append(requests, r.Request.URL)
 			mu.Unlock()
 		}
-	}()
+	}); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
