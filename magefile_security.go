@@ -28,7 +28,8 @@ var toolModules = []string{"tools/kube", "tools/thanos", "tools/tsdbgen"}
 // the main module (any reachable advisory fails) and in each tools/ module
 // (tools/tsdbgen: only the advisories of its Prometheus pin listed in
 // tools/tsdbgen/govulncheck-allow.txt pass), and golangci-lint and gofmt on
-// tools/. The database is ../shared/vulndb beside the clone, or $VULNDB.
+// tools/. The database is $VULNDB, else ../shared/vulndb beside the clone, else
+// govulncheck's online default.
 func Security() error {
 	if out, err := sh.Output("gofmt", "-l", "tools", "magefile_security.go"); err != nil || out != "" {
 		return fmt.Errorf("gofmt would change (or failed: %v):\n%s", err, out)
@@ -81,7 +82,8 @@ func mustAbs(p string) string {
 // ../shared/vulndb beside the clone).
 func vulnDB() (string, error) {
 	dir := os.Getenv("VULNDB")
-	if dir == "" {
+	named := dir != ""
+	if !named {
 		dir = filepath.Join("..", "shared", "vulndb")
 	}
 	abs, err := filepath.Abs(dir)
@@ -89,7 +91,13 @@ func vulnDB() (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(abs, "index", "db.json")); err != nil {
-		return "", fmt.Errorf("no offline vulnerability database at %s (set VULNDB to its directory): %w", abs, err)
+		if !named {
+			// A clone without the offline copy beside it: govulncheck's own
+			// database (it needs the network).
+			fmt.Printf("security: no offline vulnerability database at %s; using govulncheck's default (set VULNDB to use a copy)\n", abs)
+			return "https://vuln.go.dev", nil
+		}
+		return "", fmt.Errorf("no offline vulnerability database at %s (VULNDB): %w", abs, err)
 	}
 	return "file://" + abs, nil
 }
