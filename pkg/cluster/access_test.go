@@ -29,66 +29,34 @@ contexts:
 current-context: lab
 `
 
-const kubeconfigExec = `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://c.example"}
-users:
-- name: u
-  user:
-    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "evil"], interactiveMode: Never}
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-`
-
-const kubeconfigFileRef = `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://c.example", certificate-authority: /etc/passwd}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-`
-
-const kubeconfigAuthProvider = `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://c.example"}
-users:
-- name: u
-  user:
-    auth-provider: {name: oidc, config: {client-id: x}}
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-`
-
-// kubeconfigUserFile has a user reading its token from a file (key: a
-// field of the user, value: a path).
-func kubeconfigUserFile(key, path string) string {
+// oneUserKubeconfig is a kubeconfig of one cluster c (its settings: the
+// flow-map body after server) and one user u (the user's YAML, indented).
+func oneUserKubeconfig(clusterExtra, user string) string {
 	return `apiVersion: v1
 kind: Config
 clusters:
 - name: c
-  cluster: {server: "https://c.example"}
+  cluster: {server: "https://c.example"` + clusterExtra + `}
 users:
 - name: u
-  user: {` + key + `: "` + path + `"}
+  user:` + user + `
 contexts:
 - name: c
   context: {cluster: c, user: u}
 current-context: c
 `
+}
+
+var (
+	kubeconfigExec = oneUserKubeconfig("", `
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ["-c", "evil"], interactiveMode: Never}`)
+	kubeconfigFileRef      = oneUserKubeconfig(", certificate-authority: /etc/passwd", " {token: t}")
+	kubeconfigAuthProvider = oneUserKubeconfig("", `
+    auth-provider: {name: oidc, config: {client-id: x}}`)
+)
+
+func kubeconfigUserFile(key, path string) string {
+	return oneUserKubeconfig("", ` {`+key+`: "`+path+`"}`)
 }
 
 // In kubeconfig mode (the datasource's), a kubeconfig named by path is held
