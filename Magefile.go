@@ -28,6 +28,7 @@ import (
 	"github.com/magefile/mage/sh"
 
 	"github.com/substrate/density/internal/demo"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/verdicts/command"
 
@@ -131,7 +132,7 @@ func Gallery() error {
 // Demo generates the built-in demo run into ./demo-run, loads it into a
 // Prometheus on 127.0.0.1, exports it and prints the artifacts and a summary.
 func Demo(ctx context.Context) error {
-	if code := demo.Export(ctx, "demo-run", os.Stdout, os.Stderr); code != export.ExitOK {
+	if code := demo.Export(ctx, "demo-run", os.Stdout, os.Stderr); code != cli.ExitOK {
 		return mg.Fatalf(code, "demo: exit %d", code)
 	}
 	return nil
@@ -142,7 +143,7 @@ func Demo(ctx context.Context) error {
 // microVM cohort, for compare, regressions, report --baseline-run and the
 // dashboards.
 func DemoStore(ctx context.Context) error {
-	if code := demo.DemoStore(ctx, "demo-run", "demo-store", os.Stdout, os.Stderr); code != export.ExitOK {
+	if code := demo.DemoStore(ctx, "demo-run", "demo-store", os.Stdout, os.Stderr); code != cli.ExitOK {
 		return mg.Fatalf(code, "demoStore: exit %d", code)
 	}
 	return nil
@@ -163,9 +164,9 @@ func DemoServe(ctx context.Context) error {
 func Export(ctx context.Context, runDir string) error {
 	o, err := export.FromEnv(runDir, os.Getenv)
 	if err != nil {
-		return mg.Fatalf(export.ExitUsage, "mage export: %v", err)
+		return mg.Fatalf(cli.ExitUsage, "mage export: %v", err)
 	}
-	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != export.ExitOK {
+	if code := export.Run(ctx, o, export.DefaultEnv(os.Stdout, os.Stderr)); code != cli.ExitOK {
 		return mg.Fatalf(code, "mage export: exit %d", code)
 	}
 	return nil
@@ -178,9 +179,9 @@ func Export(ctx context.Context, runDir string) error {
 func Check(ctx context.Context, runDir string) error {
 	o, err := command.CheckFromEnv(runDir, os.Getenv)
 	if err != nil {
-		return mg.Fatalf(command.ExitUsage, "mage check: %v", err)
+		return mg.Fatalf(cli.ExitUsage, "mage check: %v", err)
 	}
-	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != command.ExitOK {
+	if code := command.RunCheck(ctx, o, command.DefaultEnv(os.Stdout, os.Stderr)); code != cli.ExitOK {
 		return mg.Fatalf(code, "mage check: exit %d", code)
 	}
 	return nil

@@ -21,17 +21,17 @@ func ladderCommand(stdout, stderr io.Writer) cli.Command {
 		Run: func(_ context.Context, args []string) int {
 			if len(args) > 0 || !*printProfile {
 				fmt.Fprintln(stderr, "density ladder: usage: density ladder --print-profile")
-				return 2
+				return cli.ExitUsage
 			}
 			y, err := ladder.Builtin().YAML()
 			if err != nil {
 				fmt.Fprintf(stderr, "density ladder: %v\n", err)
-				return 1
+				return cli.ExitWrite
 			}
 			if _, err := stdout.Write(y); err != nil {
-				return 1
+				return cli.ExitWrite
 			}
-			return 0
+			return cli.ExitOK
 		},
 	}
 }

@@ -26,10 +26,10 @@ func main() {
 	os.Exit(code)
 }
 
-// run runs the command line and returns the process exit code: 0 success,
-// 1 artifacts could not be written (or logs read), 2 usage error (an
-// unknown command or flag, a bad value: one line on stderr), 3 a gate
-// failed, 4 an unacknowledged regression within --since (regressions).
+// run runs the command line and returns the process exit code (pkg/cli):
+// 0 success, 1 artifacts could not be written (or logs read), 2 usage
+// error (an unknown command or flag, a bad value: one line on stderr), 3 a
+// gate failed, 4 an unacknowledged regression within --since (regressions).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -37,12 +37,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var code exitCode
 	switch {
 	case err == nil:
-		return 0
+		return cli.ExitOK
 	case errors.As(err, &code):
 		return int(code)
 	default:
 		fmt.Fprintf(cli.Text(stderr), "%s: %v\n", cmd.CommandPath(), cli.FlagError(err))
-		return 2
+		return cli.ExitUsage
 	}
 }
 

@@ -48,25 +48,25 @@ func (c *count) Set(v string) error {
 func runPhases(paths []string, slowest int, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, "density phases: no log file given (usage: density phases FILE... [--slowest N])")
-		return 2
+		return cli.ExitUsage
 	}
 	files, err := phases.LogFiles(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "density phases: %v\n", err)
-		return 2
+		return cli.ExitUsage
 	}
 	col := phases.NewCollector()
 	for _, path := range files {
 		f, err := os.Open(path) // #nosec G304 -- the operator names the log files to read
 		if err != nil {
 			fmt.Fprintf(stderr, "density phases: %v\n", err)
-			return 1
+			return cli.ExitWrite
 		}
 		err = col.ReadLog(f, path)
 		f.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "density phases: %v\n", err)
-			return 1
+			return cli.ExitWrite
 		}
 	}
 	for _, n := range col.Notices {
@@ -82,18 +82,18 @@ func runPhases(paths []string, slowest int, stdout, stderr io.Writer) int {
 		len(files), col.Lines, col.Undecodable, col.Stats.Records, failed, col.BadValues)
 	if col.Stats.Records == 0 {
 		fmt.Fprintln(stdout, "no timing breakdown records in these logs")
-		return 0
+		return cli.ExitOK
 	}
 	phases.Analyze(col.Records)
 	groups := phases.Groups(col.Records)
 	fmt.Fprintln(stdout)
 	if err := phases.WriteTable(stdout, groups); err != nil {
 		fmt.Fprintf(stderr, "density phases: %v\n", err)
-		return 1
+		return cli.ExitWrite
 	}
 	if slowest > 0 {
 		fmt.Fprintf(stdout, "\nslowest %d operation(s) (atelet total; bars to the scale of the total):\n", slowest)
 		phases.WriteSlowest(stdout, col.Records, slowest)
 	}
-	return 0
+	return cli.ExitOK
 }

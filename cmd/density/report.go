@@ -87,31 +87,28 @@ artifacts cannot be read).`,
 		Run: func(ctx context.Context, args []string) int {
 			if err := f.check(args); err != nil {
 				fmt.Fprintf(stderr, "density report: %v\n", err)
-				return 2
+				return cli.ExitUsage
 			}
 			return runReport(ctx, f, stdout, stderr)
 		},
 	}
 }
 
-// usageErr marks a store URL or run id that cannot be used (exit 2).
-type usageErr struct{ error }
-
 // storeRun reads the parts of the run id ("latest" or a store run id) of
 // the store at url.
 func storeRun(ctx context.Context, url, id string, parts runs.Part) (*runs.Stored, string, error) {
 	st, err := runs.OpenStore(ctx, url)
 	if err != nil {
-		return nil, "", usageErr{fmt.Errorf("results store: %w", err)}
+		return nil, "", cli.Usage(fmt.Errorf("results store: %w", err))
 	}
 	defer st.Close()
 	run, err := st.Run(ctx, id, parts)
 	if errors.Is(err, runs.ErrInvalidRunID) {
-		return nil, "", usageErr{err}
+		return nil, "", cli.Usage(err)
 	}
 	if err != nil {
 		if errors.Is(err, runs.ErrRunNotFound) { // an input that cannot be read
-			return nil, "", usageErr{fmt.Errorf("%q: %w", id, err)}
+			return nil, "", cli.Usage(fmt.Errorf("%q: %w", id, err))
 		}
 		return nil, "", fmt.Errorf("%q: %w", id, err)
 	}
@@ -120,11 +117,7 @@ func storeRun(ctx context.Context, url, id string, parts runs.Part) (*runs.Store
 
 func storeFail(stderr io.Writer, what string, err error) int {
 	fmt.Fprintf(stderr, "density report: %s %v\n", what, err)
-	var ue usageErr
-	if errors.As(err, &ue) {
-		return 2
-	}
-	return 1
+	return cli.ExitFor(err)
 }
 
 // reportRun is a stored run as the report shows it: server_summary.json

@@ -31,7 +31,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		// command is cobra's error, also exit 2).
 		RunE: func(c *cobra.Command, _ []string) error {
 			writeUsage(c.ErrOrStderr(), c)
-			return exitCode(2)
+			return exitCode(cli.ExitUsage)
 		},
 		// An argument that is no command: one line, with the nearest
 		// commands (cobra's own suggestions take several lines).

@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/experimental/datasourcetest"
 
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/plugin"
 	"github.com/substrate/density/pkg/runs"
@@ -65,7 +66,7 @@ func newSmokeEnv(t *testing.T, prov map[string]provDatasource, scenario string) 
 	env := export.DefaultEnv(&stdout, &stderr)
 	env.Getenv = func(string) string { return "" }
 	env.Now = func() time.Time { return now }
-	if _, code := export.Execute(context.Background(), o, env); code != export.ExitOK {
+	if _, code := export.Execute(context.Background(), o, env); code != cli.ExitOK {
 		t.Fatalf("export exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 

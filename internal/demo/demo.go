@@ -19,6 +19,7 @@ import (
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
@@ -72,7 +73,7 @@ func Export(ctx context.Context, dir string, stdout, stderr io.Writer) int {
 	if srv != nil {
 		stop(srv)
 	}
-	if code == export.ExitOK {
+	if code == cli.ExitOK {
 		fmt.Fprintf(stdout, "\ndemo: done in %s\n", time.Since(t0).Round(time.Millisecond))
 		nextSteps(stdout, dir)
 	}
@@ -98,7 +99,7 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 	tr, srv, err := start(ctx, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return nil, nil, export.ExitWrite
+		return nil, nil, cli.ExitWrite
 	}
 	fmt.Fprintf(stdout, "demo: run %q generated in %s, Prometheus at %s (loaded in %s)\n",
 		tr.Scenario, dir, srv.URL, (srv.LoadTime + srv.ReadyTime).Round(time.Millisecond))
@@ -115,7 +116,7 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 	o, err := export.ParseFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return tr, srv, export.ExitUsage
+		return tr, srv, cli.ExitUsage
 	}
 	// The cluster facts come from a fake Kubernetes API on loopback holding
 	// the simulator's nodes and the pods alive at the end of the run.
@@ -126,7 +127,7 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 		return kubernetes.NewForConfig(&rest.Config{Host: kube.URL, Timeout: a.Timeout})
 	}
 	out, code := export.Execute(ctx, o, env)
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		return tr, srv, code
 	}
 	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n", out.ServerSummary, out.StatsJSONL)
@@ -137,7 +138,7 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 	}
 	fmt.Fprintln(stdout)
 	Summarize(stdout, out.Result)
-	return tr, srv, export.ExitOK
+	return tr, srv, cli.ExitOK
 }
 
 func stop(srv *promtest.Server) {
@@ -176,7 +177,7 @@ func Serve(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 	if srv != nil {
 		defer stop(srv)
 	}
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		return fmt.Errorf("demo export: exit %d", code)
 	}
 	fmt.Fprintf(stdout, "\ndemo: Prometheus with the demo run at %s\n", srv.URL)

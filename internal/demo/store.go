@@ -16,6 +16,7 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
@@ -450,7 +451,7 @@ func exportLadder(ctx context.Context, dir string, stderr io.Writer) error {
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--no-cluster-facts", "--no-report", "--no-wait"},
 		export.DefaultEnv(&out, &out))
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		return fmt.Errorf("exporting the ladder run: exit %d: %s", code, out.String())
 	}
 	return nil
@@ -462,28 +463,28 @@ func exportLadder(ctx context.Context, dir string, stderr io.Writer) error {
 func DemoStore(ctx context.Context, runDir, storeDir string, stdout, stderr io.Writer) int {
 	t0 := time.Now()
 	code := Export(ctx, runDir, io.Discard, stderr)
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	abs, err := filepath.Abs(storeDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitWrite
+		return cli.ExitWrite
 	}
 	ladderDir, err := os.MkdirTemp("", "density-demo-ladder-")
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitWrite
+		return cli.ExitWrite
 	}
 	defer os.RemoveAll(ladderDir)
 	if err := exportLadder(ctx, ladderDir, stderr); err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitWrite
+		return cli.ExitWrite
 	}
 	st, err := WriteStore(runDir, ladderDir, abs, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
-		return export.ExitWrite
+		return cli.ExitWrite
 	}
 	newest, _ := st.Newest(StoreTest, "gvisor")
 	base := st.Runs[0]
@@ -496,5 +497,5 @@ func DemoStore(ctx context.Context, runDir, storeDir string, stdout, stderr io.W
 	fmt.Fprintf(stdout, "  go run ./cmd/density compare --store %s %s %s\n", abs, base.ID, newest.ID)
 	fmt.Fprintf(stdout, "  go run ./cmd/density report --store %s --run %s --baseline-run %s --out /tmp/density-report\n", abs, newest.ID, base.ID)
 	fmt.Fprintln(stdout, "  go run github.com/magefile/mage demoServe   # Prometheus with the demo run, for Grafana (docker compose up)")
-	return export.ExitOK
+	return cli.ExitOK
 }

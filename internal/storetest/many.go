@@ -15,6 +15,7 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -65,7 +66,7 @@ func Template(t testing.TB) (string, string) {
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
 		"--phase-logs", filepath.Join(dir, simrun.PhaseLogDir),
 		"--no-cluster-facts", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exporting the template run: exit %d: %s", code, out.String())
 	}
 	f, err := os.OpenFile(filepath.Join(dir, runs.FileStatsJSONL), os.O_APPEND|os.O_WRONLY, 0) // #nosec G304 -- the artifact the export just wrote in the test's directory

@@ -20,6 +20,7 @@ import (
 
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -142,7 +143,7 @@ func exportRun(t testing.TB, promURL, genDir string, r Run) {
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
 		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
 		"--no-cluster-facts", "--no-phase-breakdown", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("export of %s: exit %d: %s", r.ID, code, out.String())
 	}
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil { // #nosec G301 -- output directories are for others to read

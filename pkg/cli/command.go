@@ -10,9 +10,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// exitUsage is the exit code of a usage error (export.md).
-const exitUsage = 2
-
 // Command is one density subcommand apart from the command-line framework:
 // its flags, bound to its options, and what it does once they are parsed.
 // cmd/density mounts it in the cobra tree; Main runs it on plain arguments
@@ -45,7 +42,7 @@ func (c Command) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 			return 0
 		}
 		fmt.Fprintf(stderr, "%s: %v\n", c.Flags.Name(), FlagError(err))
-		return exitUsage
+		return ExitUsage
 	}
 	return c.Run(ctx, c.Flags.Args())
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // The export benchmarks. They report ratios and counts
@@ -180,7 +181,7 @@ func BenchmarkExportDemo(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if code != ExitOK || out == nil || out.Result == nil {
+				if code != cli.ExitOK || out == nil || out.Result == nil {
 					b.Fatalf("export exit %d", code)
 				}
 				// A harvest that came back empty would make every ratio

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/substrate/density/pkg/cli"
 )
 
 // A --test-name with a terminal escape prints as \x1b text in the status
@@ -16,7 +18,7 @@ func TestExportStatusLinesEscapeControls(t *testing.T) {
 	args := []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(tr.Start), "--end", itoa(tr.End),
 		"--test-name", name, "--tag", "g\u009b2J", "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts", "--report=false"}
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	out := e.out.String() + e.errOut.String()

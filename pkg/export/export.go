@@ -33,16 +33,6 @@ import (
 	"github.com/substrate/density/pkg/verdicts/command"
 )
 
-// Exit codes of the export (export.md).
-const (
-	ExitOK    = 0
-	ExitWrite = 1 // the artifacts could not be written
-	ExitUsage = 2 // bad flags or inputs; nothing written
-	// ExitGateFailed: a gate of --gates failed; every artifact was written.
-	ExitGateFailed = 3
-	exitCanceled   = 130
-)
-
 // Env is what the export takes from its surroundings; tests replace it.
 type Env struct {
 	Stdout, Stderr io.Writer
@@ -125,15 +115,15 @@ func Execute(ctx context.Context, o Options, env Env) (*Outcome, int) {
 	// that is a symbolic link stops it before anything is read or written.
 	if err := refuseLinks(j.o.RunDir, j.o.Out); err != nil {
 		fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
-		return nil, ExitWrite
+		return nil, cli.ExitWrite
 	}
 	if j.o.Before {
 		return nil, recordBefore(ctx, j.o, j.env)
 	}
-	if code := j.load(ctx); code != ExitOK {
+	if code := j.load(ctx); code != cli.ExitOK {
 		return nil, code
 	}
-	if code := j.read(ctx); code != ExitOK {
+	if code := j.read(ctx); code != cli.ExitOK {
 		return nil, code
 	}
 	j.print()
@@ -179,7 +169,7 @@ type job struct {
 // usage prints a usage error and returns its exit code.
 func (j *job) usage(err error) int {
 	fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
-	return ExitUsage
+	return cli.ExitUsage
 }
 
 // prepare validates the options and reads what they name (the gates file,
@@ -198,10 +188,10 @@ func (j *job) prepare() error {
 			return err
 		}
 		if gs.NeedsBaseline() && !o.Baseline.Set() {
-			return &UsageError{Err: errors.New("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")}
+			return cli.Usagef("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")
 		}
 		if o.Baseline.Dir != "" && o.Baseline.Run != "" {
-			return &UsageError{Err: errors.New("--baseline and --baseline-run are exclusive")}
+			return cli.Usagef("--baseline and --baseline-run are exclusive")
 		}
 		if o.Baseline.Dir != "" {
 			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
@@ -210,14 +200,14 @@ func (j *job) prepare() error {
 		}
 		j.gates = &gs
 	} else if o.JUnit != "" {
-		return &UsageError{Err: errors.New("--junit needs --gates")}
+		return cli.Usagef("--junit needs --gates")
 	}
 	var err error
 	if j.metadata, err = frontier.ParseMetadata(env.Getenv("BENCHMARK_METADATA"), o.Metadata); err != nil {
-		return &UsageError{Err: err}
+		return cli.Usage(err)
 	}
 	if j.promCfg, err = o.prometheus().Config(env.Getenv); err != nil {
-		return &UsageError{Err: err}
+		return cli.Usage(err)
 	}
 	return nil
 }
@@ -227,12 +217,11 @@ func (j *job) prepare() error {
 func (j *job) load(ctx context.Context) int {
 	in, outDir, err := j.o.load(ctx)
 	if err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) {
+		if cli.IsUsage(err) {
 			return j.usage(err)
 		}
 		fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
-		return ExitWrite
+		return cli.ExitWrite
 	}
 	j.in, j.outDir = in, outDir
 	run := in.Run
@@ -244,10 +233,10 @@ func (j *job) load(ctx context.Context) int {
 	if !j.o.NoWait {
 		if err := waitForLag(ctx, j.env, run.End+j.o.AteletLagS); err != nil {
 			fmt.Fprintf(j.env.Stderr, "density export: interrupted while waiting: %v\n", err)
-			return exitCanceled
+			return cli.ExitCanceled
 		}
 	}
-	return ExitOK
+	return cli.ExitOK
 }
 
 // read harvests Prometheus and reads Kubernetes (facts, then pod logs) and
@@ -256,7 +245,7 @@ func (j *job) read(ctx context.Context) int {
 	o, run := j.o, j.in.Run
 	client, err := promql.New(j.promCfg)
 	if err != nil {
-		return j.usage(&UsageError{Err: fmt.Errorf("prometheus client: %w", err)})
+		return j.usage(cli.Usage(fmt.Errorf("prometheus client: %w", err)))
 	}
 	params := harvest.Params{
 		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd,
@@ -278,7 +267,7 @@ func (j *job) read(ctx context.Context) int {
 		j.res, j.after = r.Harvest, r.Cluster
 	})
 	wg.Wait()
-	return ExitOK
+	return cli.ExitOK
 }
 
 // print writes the status lines of what was read.
@@ -300,14 +289,14 @@ func (j *job) print() {
 
 // write writes server_summary.json, psi_series.json, the stats.jsonl rows
 // (server_summary, trial_summary, phases, ladder, gates) and report.html,
-// then the JUnit file; a failed gate exits ExitGateFailed with every
+// then the JUnit file; a failed gate exits cli.ExitGateFailed with every
 // artifact written.
 func (j *job) write(ctx context.Context) (*Outcome, int) {
 	o, env, in, res, run := j.o, j.env, j.in, j.res, j.in.Run
 	out := &Outcome{Dir: j.outDir, Result: res, Run: run, Ladder: j.lad}
 	fail := func(format string, a ...any) (*Outcome, int) {
 		fmt.Fprintf(env.Stderr, "density export: "+format+"\n", a...)
-		return out, ExitWrite
+		return out, cli.ExitWrite
 	}
 	md := artifact.ServerMetadata{
 		TestName: run.TestName, Tag: run.Tag, PromURL: endpoint.Redact(o.PrometheusURL),
@@ -331,7 +320,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 
 	psiDoc, ok := writePSISeries(env, out, res)
 	if !ok {
-		return out, ExitWrite
+		return out, cli.ExitWrite
 	}
 
 	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
@@ -379,7 +368,7 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 		g, err := command.Evaluate(ctx, *j.gates, &cand, o.Baseline, o.Store)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
-			return out, ExitUsage
+			return out, cli.ExitUsage
 		}
 		command.PrintResults(env.Stdout, g)
 		rows = append(rows, g.Rows...)
@@ -417,10 +406,10 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 			}
 		}
 		if gated.Failed() {
-			return out, ExitGateFailed
+			return out, cli.ExitGateFailed
 		}
 	}
-	return out, ExitOK
+	return out, cli.ExitOK
 }
 
 // writePSISeries writes psi_series.json next to server_summary.json,
@@ -455,15 +444,15 @@ func (o Options) load(ctx context.Context) (runInputs, string, error) {
 	}
 	st, err := runs.OpenStore(ctx, o.Store)
 	if err != nil {
-		return runInputs{}, "", usageErrorf("results store: %v", err)
+		return runInputs{}, "", cli.Usagef("results store: %v", err)
 	}
 	defer st.Close()
 	entry, err := st.Find(ctx, o.RunID, o.TestName)
 	if errors.Is(err, runs.ErrInvalidRunID) {
-		return runInputs{}, "", usageErrorf("--run %v", err)
+		return runInputs{}, "", cli.Usagef("--run %v", err)
 	}
 	if err != nil {
-		return runInputs{}, "", usageErrorf("run %q: %v", o.RunID, err)
+		return runInputs{}, "", cli.Usagef("run %q: %v", o.RunID, err)
 	}
 	base := entry.Run
 	base.Dir = ""
@@ -591,30 +580,30 @@ func (in runInputs) beforeSnapshot() *cluster.Snapshot {
 func recordBefore(ctx context.Context, o Options, env Env) int {
 	if o.RunDir == "" {
 		fmt.Fprintln(env.Stderr, "density export: --before needs --run-dir")
-		return ExitUsage
+		return cli.ExitUsage
 	}
 	c, why := kubeClient(o, env)
 	if c == nil {
 		fmt.Fprintf(env.Stdout, "before snapshot not recorded: %s\n", why)
-		return ExitOK
+		return cli.ExitOK
 	}
 	snap, err := cluster.TakeSnapshot(ctx, c, o.clusterOptions())
 	if err != nil {
 		fmt.Fprintf(env.Stdout, "before snapshot not recorded: %v (the export will report the four OOM/restart fields as null)\n", err)
-		return ExitOK
+		return cli.ExitOK
 	}
 	data, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "density export: encoding %s: %v\n", runs.FileClusterBefore, err)
-		return ExitWrite
+		return cli.ExitWrite
 	}
 	path := filepath.Join(o.RunDir, runs.FileClusterBefore)
 	if err := artifact.WriteFileAtomic(path, append(data, '\n'), 0o644); err != nil {
 		fmt.Fprintf(env.Stderr, "density export: writing %s: %v\n", path, err)
-		return ExitWrite
+		return cli.ExitWrite
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s (%d worker pods)\n", path, len(snap.Pods))
-	return ExitOK
+	return cli.ExitOK
 }
 
 // printBlocks prints one line per block: ok, or which fields are null and a

@@ -27,6 +27,7 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/harvest"
 )
@@ -147,8 +148,8 @@ func TestUsageErrorsWriteNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(nil, tc.env)
 			code := Main(context.Background(), tc.args, e.Env)
-			if code != ExitUsage {
-				t.Fatalf("exit %d, want %d; stderr %q", code, ExitUsage, e.errOut.String())
+			if code != cli.ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr %q", code, cli.ExitUsage, e.errOut.String())
 			}
 			if !strings.Contains(e.errOut.String(), tc.want) {
 				t.Errorf("stderr %q does not mention %q", e.errOut.String(), tc.want)
@@ -211,7 +212,7 @@ func TestExportSteadyRun(t *testing.T) {
 	args := []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(tr.Start), "--end", itoa(tr.End),
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	if e.slept != 0 {
@@ -267,7 +268,7 @@ func TestExportSteadyRun(t *testing.T) {
 
 	// A second export appends a second pair.
 	e2 := newEnv(nil, nil)
-	if code := Main(context.Background(), args, e2.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e2.Env); code != cli.ExitOK {
 		t.Fatalf("second export exit %d: %s", code, e2.errOut.String())
 	}
 	if rows := readRows(t, jsonl); len(rows) != 5 {
@@ -275,7 +276,7 @@ func TestExportSteadyRun(t *testing.T) {
 	}
 	// --replace rewrites this run's project rows in place.
 	e3 := newEnv(nil, nil)
-	if code := Main(context.Background(), append(args, "--replace"), e3.Env); code != ExitOK {
+	if code := Main(context.Background(), append(args, "--replace"), e3.Env); code != cli.ExitOK {
 		t.Fatalf("replace exit %d: %s", code, e3.errOut.String())
 	}
 	got, _ = os.ReadFile(jsonl)
@@ -294,7 +295,7 @@ func TestExportWindowFromFiles(t *testing.T) {
 	dir := copyRun(t, run)
 	e := newEnv(nil, nil)
 	code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--no-cluster-facts", "--no-wait"}, e.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "server_summary.json"))
@@ -320,7 +321,7 @@ func TestExportWithoutHistory(t *testing.T) {
 	e := newEnv(nil, nil)
 	code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--no-cluster-facts",
 		"--start", itoa(tr.Start), "--end", itoa(tr.End)}, e.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	if !strings.Contains(e.out.String(), "steady window = run window") {
@@ -340,7 +341,7 @@ func TestExportPrometheusUnreachable(t *testing.T) {
 	dir := copyRun(t, run)
 	e := newEnv(nil, nil)
 	code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "2s"}, e.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -375,8 +376,8 @@ func TestExportCannotWrite(t *testing.T) {
 	e := newEnv(nil, nil)
 	code := Main(context.Background(), []string{"--run-dir", dir, "--out", filepath.Join(blocker, "sub"),
 		"--prometheus-url", "http://127.0.0.1:1", "--no-cluster-facts", "--timeout", "1s"}, e.Env)
-	if code != ExitWrite {
-		t.Fatalf("exit %d, want %d", code, ExitWrite)
+	if code != cli.ExitWrite {
+		t.Fatalf("exit %d, want %d", code, cli.ExitWrite)
 	}
 }
 
@@ -428,7 +429,7 @@ func TestExportBeforeAndAfter(t *testing.T) {
 			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2"}}}
 	kube := fake.NewClientset(node, workerPod("u1", "benchmark-ateom-1", "n1", 0, ""), workerPod("u2", "benchmark-ateom-2", "n1", 1, ""))
 	e := newEnv(kube, nil)
-	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != ExitOK {
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("--before exit %d: %s", code, e.errOut.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cluster_before.json")); err != nil {
@@ -449,7 +450,7 @@ func TestExportBeforeAndAfter(t *testing.T) {
 	e2 := newEnv(kube, nil)
 	code := Main(ctx, []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(tr.Start), "--end", itoa(tr.End),
 		"--atelet-lag-s", itoa(tr.LagS), "--actors-per-user", "2", "--metadata", `{"suite":"nightly","shards":3}`}, e2.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e2.errOut.String())
 	}
 	rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -570,7 +571,7 @@ var specFlags = []string{"run-dir", "store", "run", "start", "end", "tag", "test
 // `density export --help` documents every flag (exit 0, nothing written).
 func TestHelpDocumentsEveryFlag(t *testing.T) {
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), []string{"--help"}, e.Env); code != ExitOK {
+	if code := Main(context.Background(), []string{"--help"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("--help exit %d", code)
 	}
 	help := e.errOut.String() + e.out.String()
@@ -670,7 +671,7 @@ func TestFlagsReachPrometheus(t *testing.T) {
 		"--worker-pool", "pool-1", "--worker-namespace", "ns-1", "--worker-container", "wc-1", "--worker-pod-regex", "wp-1.*",
 		"--atelet-namespace", "an-1", "--atelet-container", "ac-1",
 		"--header", "X-Scope-OrgID: tenant-1", "--header", "X-Other: 2", "--bearer-token-file", tok, "--timeout", "3s"}
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	reqs := srv.Requests()
@@ -712,7 +713,7 @@ func TestFlagsReachPrometheus(t *testing.T) {
 	srv2 := promfake.New(t, promfake.Empty(0))
 	e2 := newEnv(nil, map[string]string{"PROMETHEUS_BEARER_TOKEN": "env-token"})
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv2.URL, "--start", itoa(covStart),
-		"--end", itoa(covEnd), "--no-cluster-facts", "--out", t.TempDir()}, e2.Env); code != ExitOK {
+		"--end", itoa(covEnd), "--no-cluster-facts", "--out", t.TempDir()}, e2.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	for _, r := range srv2.Requests() {
@@ -728,7 +729,7 @@ func TestVerbosePrintsPromQL(t *testing.T) {
 	srv := promfake.New(t, promfake.Empty(0))
 	e := newEnv(nil, nil)
 	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--prometheus-url", srv.URL, "--start", itoa(covStart),
-		"--end", itoa(covEnd), "--no-cluster-facts", "--verbose"}, e.Env); code != ExitOK {
+		"--end", itoa(covEnd), "--no-cluster-facts", "--verbose"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	distinct := map[string]bool{}
@@ -757,7 +758,7 @@ func TestMaxConcurrency(t *testing.T) {
 			dir := t.TempDir()
 			e := newEnv(nil, nil)
 			args := append([]string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, c.flag...)
-			if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			if got := srv.MaxInFlight(); got > c.max || got < 2 {
@@ -781,7 +782,7 @@ func TestOutDirAndUntouchedRunDir(t *testing.T) {
 	before := snapshotDir(t, dir)
 	e := newEnv(nil, nil)
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--out", out, "--prometheus-url", srv.URL,
-		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != ExitOK {
+		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
@@ -824,7 +825,7 @@ func TestTrialRowOnlyWithStats(t *testing.T) {
 			writeFiles(t, dir, tc.files)
 			e := newEnv(nil, nil)
 			if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
-				"--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != ExitOK {
+				"--end", itoa(covEnd), "--no-cluster-facts"}, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -843,7 +844,7 @@ func TestMetadataMergedOverEnv(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
 	e := newEnv(nil, map[string]string{"BENCHMARK_METADATA": `{"a": "env", "b": 1, "n": 2}`})
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
-		"--no-cluster-facts", "--metadata", `{"a": "flag", "c": [1, 2.50], "n": null}`}, e.Env); code != ExitOK {
+		"--no-cluster-facts", "--metadata", `{"a": "flag", "c": [1, 2.50], "n": null}`}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "stats.jsonl"))
@@ -864,7 +865,7 @@ func TestKubernetesUnreachable(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"stats.csv": covStats})
 	e := newEnv(nil, nil) // Kube returns an error
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
-		"--end", itoa(covEnd)}, e.Env); code != ExitOK {
+		"--end", itoa(covEnd)}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	rows := readRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -899,7 +900,7 @@ func TestKubeconfigFlags(t *testing.T) {
 		return fake.NewClientset(), nil
 	}
 	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
-		"--kubeconfig", "/etc/kube/lab.yaml", "--context", "lab", "--timeout", "4s"}, e.Env); code != ExitOK {
+		"--kubeconfig", "/etc/kube/lab.yaml", "--context", "lab", "--timeout", "4s"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	if len(got) != 1 || got[0].KubeconfigPath != "/etc/kube/lab.yaml" || got[0].Context != "lab" || got[0].Timeout != 4*time.Second ||
@@ -930,7 +931,7 @@ func TestLagWaitInTheCommand(t *testing.T) {
 			e.Now = func() time.Time { return c.now }
 			args := append([]string{"--run-dir", t.TempDir(), "--prometheus-url", srv.URL, "--start", itoa(covStart), "--end", itoa(covEnd),
 				"--no-cluster-facts"}, c.extra...)
-			if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			if e.slept != c.slept {
@@ -990,7 +991,7 @@ func TestUsersFallback(t *testing.T) {
 			kube := fake.NewClientset(node, workerPod("u1", "benchmark-ateom-1", "n1", 0, ""), workerPod("u2", "benchmark-ateom-2", "n1", 0, ""))
 			e := newEnv(kube, nil)
 			if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", srv.URL, "--start", itoa(covStart),
-				"--end", itoa(covEnd), "--users", "30", "--actors-per-user", "2"}, e.Env); code != ExitOK {
+				"--end", itoa(covEnd), "--users", "30", "--actors-per-user", "2"}, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			trial := measurements(t, readRows(t, filepath.Join(dir, "stats.jsonl"))[1])
@@ -1031,7 +1032,7 @@ func TestStoreReharvest(t *testing.T) {
 		t.Run(ref, func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			e := newEnv(kube, nil)
-			if code := Main(context.Background(), []string{"--store", "file://" + root, "--run", ref, "--prometheus-url", srv.URL}, e.Env); code != ExitOK {
+			if code := Main(context.Background(), []string{"--store", "file://" + root, "--run", ref, "--prometheus-url", srv.URL}, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 			}
 			if after := snapshotDir(t, root); !reflect.DeepEqual(after, storeBefore) {
@@ -1080,7 +1081,7 @@ func TestMaxResponseMB(t *testing.T) {
 		e := newEnv(nil, nil)
 		args := append([]string{"--run-dir", t.TempDir(), "--prometheus-url", url, "--start", itoa(covStart), "--end", itoa(covEnd),
 			"--no-cluster-facts", "--out", t.TempDir()}, c.flag...)
-		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("%v: exit %d: %s", c.flag, code, e.errOut.String())
 		}
 		if got := strings.Contains(e.out.String()+e.errOut.String(), "MaxResponseBytes limit of 1048576 bytes"); got != c.null {
@@ -1088,8 +1089,8 @@ func TestMaxResponseMB(t *testing.T) {
 		}
 	}
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--max-response-mb", "0"}, e.Env); code != ExitUsage {
-		t.Errorf("--max-response-mb 0: exit %d, want %d", code, ExitUsage)
+	if code := Main(context.Background(), []string{"--run-dir", t.TempDir(), "--max-response-mb", "0"}, e.Env); code != cli.ExitUsage {
+		t.Errorf("--max-response-mb 0: exit %d, want %d", code, cli.ExitUsage)
 	}
 }
 
@@ -1132,8 +1133,8 @@ func TestExportRefusesSymlinkedFiles(t *testing.T) {
 			e := newEnv(nil, nil)
 			args := append([]string{"--run-dir", b, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "1s", "--no-wait"}, tc.extra...)
 			code := Main(context.Background(), args, e.Env)
-			if code != ExitWrite {
-				t.Errorf("exit %d, want %d\n%s%s", code, ExitWrite, e.out.String(), e.errOut.String())
+			if code != cli.ExitWrite {
+				t.Errorf("exit %d, want %d\n%s%s", code, cli.ExitWrite, e.out.String(), e.errOut.String())
 			}
 			if !strings.Contains(e.errOut.String(), link+" is a symbolic link") {
 				t.Errorf("stderr does not name the link:\n%s", e.errOut.String())
@@ -1175,7 +1176,7 @@ func TestExportRefusesSymlinkedFiles(t *testing.T) {
 		e := newEnv(nil, nil)
 		code := Main(context.Background(), []string{"--run-dir", filepath.Join(root, "run"), "--prometheus-url", closed,
 			"--no-cluster-facts", "--timeout", "1s", "--no-wait"}, e.Env)
-		if code != ExitOK {
+		if code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		if rows := readRows(t, filepath.Join(real, "stats.jsonl")); len(rows) == 0 {

@@ -45,6 +45,7 @@ import (
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -160,7 +161,7 @@ func TestExportFaultMatrix(t *testing.T) {
 	// The clean export every row is compared with.
 	base := newFixture(t, run, prom.URL, healthy, before, nil)
 	clean, code, stdout := base.export()
-	if code != ExitOK || clean.server == nil || clean.trial == nil {
+	if code != cli.ExitOK || clean.server == nil || clean.trial == nil {
 		t.Fatalf("clean export: exit %d, rows %v\n%s", code, clean, stdout)
 	}
 	archived := map[string][]byte{}
@@ -174,7 +175,7 @@ func TestExportFaultMatrix(t *testing.T) {
 	// The same export re-harvested from the store must equal it.
 	sf := newFixture(t, run, prom.URL, healthy, before, archived)
 	fromStore, code, stdout := sf.export()
-	if code != ExitOK || !equalJSON(fromStore.server, clean.server) || !equalJSON(fromStore.trial, clean.trial) {
+	if code != cli.ExitOK || !equalJSON(fromStore.server, clean.server) || !equalJSON(fromStore.trial, clean.trial) {
 		t.Fatalf("re-harvest from the store: exit %d, rows differ from the run directory's:\n%v\n%v\n%s", code, fromStore, clean, stdout)
 	}
 	promFields := slices.Sorted(maps.Keys(clean.server))
@@ -238,7 +239,7 @@ func checkRow(t *testing.T, row exportFault, f *faultFixture, clean exportRows, 
 	if code != row.exit {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s", code, row.exit, stdout)
 	}
-	if row.exit != ExitOK {
+	if row.exit != cli.ExitOK {
 		if got.server != nil {
 			t.Errorf("exit %d but rows were written", code)
 		}
@@ -640,7 +641,7 @@ func exportFaults(run *promtest.Run) []exportFault {
 			setup: func(f *faultFixture) {
 				f.args[slices.Index(f.args, "--run")+1] = strings.Replace(f.storeID, "/"+itoa(run.Truth.Start)+"/", "/1500000000/", 1)
 			},
-			exit: ExitUsage, says: []string{"run not found"}},
+			exit: cli.ExitUsage, says: []string{"run not found"}},
 		{fault: "Results store: missing object (stats.csv not uploaded)", path: "export --store",
 			setup: func(f *faultFixture) { damage.Remove(f.t, f.fileInRun(runs.FileStats)) },
 			null:  []string{"aggregate_failure_ratio"}, dropRatios: true, says: []string{"stats.csv unreadable", "not found"}},
@@ -775,7 +776,7 @@ func recordBeforeFile(t *testing.T, run *promtest.Run, kube *kubefake.Server) []
 	dir := t.TempDir()
 	e := newEnv(nil, nil)
 	e.Kube = kubeClientTimeout(kube, kubeToken, pagedListTimeout)
-	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != ExitOK {
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--before"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("--before: exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, runs.FileClusterBefore))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/substrate/density/pkg/cli"
 )
 
 // TestExportFailingGate: a gate that fails exits 3 and every artifact is
@@ -34,7 +36,7 @@ func TestExportFailingGate(t *testing.T) {
 	before := listDir(t, dir)
 	e := newEnv(nil, nil)
 	badArgs := append(append([]string(nil), args[:len(args)-4]...), "--gates", bad)
-	if code := Main(context.Background(), badArgs, e.Env); code != ExitUsage {
+	if code := Main(context.Background(), badArgs, e.Env); code != cli.ExitUsage {
 		t.Fatalf("malformed gates: exit %d, want 2: %s", code, e.errOut.String())
 	}
 	if got := listDir(t, dir); strings.Join(got, ",") != strings.Join(before, ",") {
@@ -42,7 +44,7 @@ func TestExportFailingGate(t *testing.T) {
 	}
 
 	e = newEnv(nil, nil)
-	if code := Main(context.Background(), args, e.Env); code != ExitGateFailed {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitGateFailed {
 		t.Fatalf("exit %d, want 3: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	for _, name := range []string{"server_summary.json", "stats.jsonl"} {
@@ -69,7 +71,7 @@ func TestExportFailingGate(t *testing.T) {
 
 	// --replace swaps the gate family in place instead of appending.
 	e = newEnv(nil, nil)
-	if code := Main(context.Background(), append(args, "--replace"), e.Env); code != ExitGateFailed {
+	if code := Main(context.Background(), append(args, "--replace"), e.Env); code != cli.ExitGateFailed {
 		t.Fatalf("replace: exit %d: %s", code, e.errOut.String())
 	}
 	if n := len(readRows(t, filepath.Join(dir, "stats.jsonl"))); n != len(rows) {

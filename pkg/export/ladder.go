@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -75,17 +76,17 @@ func (o LadderOptions) profile() (ladder.Profile, error) {
 			err = p.Validate()
 		}
 		if err != nil {
-			return nil, usageErrorf("ladder profile: %v", err)
+			return nil, cli.Usagef("ladder profile: %v", err)
 		}
 		return p, nil
 	}
 	data, err := os.ReadFile(o.ProfileFile)
 	if err != nil {
-		return nil, usageErrorf("--ladder-profile: %v", err)
+		return nil, cli.Usagef("--ladder-profile: %v", err)
 	}
 	p, err := ladder.ParseProfile(data, o.vars())
 	if err != nil {
-		return nil, usageErrorf("--ladder-profile %s: %v", o.ProfileFile, err)
+		return nil, cli.Usagef("--ladder-profile %s: %v", o.ProfileFile, err)
 	}
 	return p, nil
 }
@@ -96,7 +97,7 @@ func (o LadderOptions) location() (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(o.LogTZ)
 	if err != nil {
-		return nil, usageErrorf("--log-tz %q: %v", o.LogTZ, err)
+		return nil, cli.Usagef("--log-tz %q: %v", o.LogTZ, err)
 	}
 	return loc, nil
 }
@@ -105,11 +106,11 @@ func (o LadderOptions) location() (*time.Location, error) {
 func (o LadderOptions) validate() error {
 	switch {
 	case o.TrimStartS < 0 || o.TrimEndS < 0:
-		return usageErrorf("--ladder-trim-start-s and --ladder-trim-end-s must not be negative")
+		return cli.Usagef("--ladder-trim-start-s and --ladder-trim-end-s must not be negative")
 	case !(o.MinAchieved > 0 && o.MinAchieved <= 10):
-		return usageErrorf("--ladder-min-achieved must be in (0, 10]")
+		return cli.Usagef("--ladder-min-achieved must be in (0, 10]")
 	case !(o.MaxFailureRatio >= 0 && o.MaxFailureRatio <= 1):
-		return usageErrorf("--ladder-max-failure-ratio must be in [0, 1]")
+		return cli.Usagef("--ladder-max-failure-ratio must be in [0, 1]")
 	}
 	if _, err := o.location(); err != nil {
 		return err

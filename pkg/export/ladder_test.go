@@ -11,6 +11,7 @@ import (
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // ladderRun copies the ladder scenario's Locust files and logs.txt.
@@ -66,7 +67,7 @@ func TestExportLadder(t *testing.T) {
 	dir, url, tr := ladderRun(t)
 	jsonl := filepath.Join(dir, "stats.jsonl")
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	want := "server_summary,trial_summary,ladder_step_001,ladder_step_002,ladder_step_004,ladder_summary"
@@ -101,7 +102,7 @@ func TestExportLadder(t *testing.T) {
 
 	// --replace swaps every family this export produced, in place.
 	e = newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace"), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace"), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	if got := metrics(jsonlRows(t, jsonl)); got != want {
@@ -110,7 +111,7 @@ func TestExportLadder(t *testing.T) {
 	// --no-ladder --replace keeps the old ladder rows.
 	before, _ := os.ReadFile(jsonl)
 	e = newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace", "--no-ladder"), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace", "--no-ladder"), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	after := jsonlRows(t, jsonl)
@@ -132,7 +133,7 @@ func valText(v any) string {
 func TestExportLadderFailedRead(t *testing.T) {
 	dir, url, tr := ladderRun(t)
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, promfake.FailingProxy(t, url, "pg_stat_activity_count"), tr), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, promfake.FailingProxy(t, url, "pg_stat_activity_count"), tr), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	rows := jsonlRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -142,7 +143,7 @@ func TestExportLadderFailedRead(t *testing.T) {
 	// The other rows are exactly those of an export whose ladder reads
 	// succeed.
 	okDir, _, _ := ladderRun(t)
-	if code := Main(context.Background(), ladderArgs(okDir, url, tr), newEnv(nil, nil).Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(okDir, url, tr), newEnv(nil, nil).Env); code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	okRows := jsonlRows(t, filepath.Join(okDir, "stats.jsonl"))
@@ -163,7 +164,7 @@ func TestExportLadderProfileFlag(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("- key: a\n  query: x\n  reduce: median\n"), 0o644)
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--ladder-profile", bad), e.Env); code != ExitUsage {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--ladder-profile", bad), e.Env); code != cli.ExitUsage {
 		t.Fatalf("invalid profile: exit %d", code)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "stats.jsonl")); err == nil {
@@ -172,7 +173,7 @@ func TestExportLadderProfileFlag(t *testing.T) {
 	good := filepath.Join(t.TempDir(), "good.yaml")
 	os.WriteFile(good, []byte("- key: resume_rps\n  query: 'locust_requests_total{name=\"${resume_name}\", status=\"success\"}'\n  reduce: growth_rate\n"), 0o644)
 	e = newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--ladder-profile", good), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--ladder-profile", good), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	rows := jsonlRows(t, filepath.Join(dir, "stats.jsonl"))
@@ -209,7 +210,7 @@ func TestExportLadderFromStore(t *testing.T) {
 	e := newEnv(nil, nil)
 	args := []string{"--store", "file://" + root, "--run", tr.TestName + "/" + itoa(tr.Start) + "/" + tr.Tag, "--out", out,
 		"--prometheus-url", url, "--start", itoa(tr.Start), "--end", itoa(tr.End), "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
@@ -229,7 +230,7 @@ func TestExportLadderAfterPhases(t *testing.T) {
 	logs, _ := phaseRun(t)
 	jsonl := filepath.Join(dir, "stats.jsonl")
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--phase-logs", filepath.Join(logs, simrun.PhaseLogDir)), e.Env); code != ExitOK {
+	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--phase-logs", filepath.Join(logs, simrun.PhaseLogDir)), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	got := metrics(jsonlRows(t, jsonl))

@@ -84,16 +84,6 @@ type Options struct {
 	Ladder LadderOptions
 }
 
-// UsageError is a bad flag or input: exit code 2, nothing written.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usageErrorf(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
-
 // pathList is a repeatable path flag.
 type pathList []string
 
@@ -136,7 +126,7 @@ func NewCommand(env Env) cli.Command {
 		Run: func(ctx context.Context, args []string) int {
 			if err := o.Complete(fs, args); err != nil {
 				fmt.Fprintf(env.Stderr, "density export: %v\n", err)
-				return ExitUsage
+				return cli.ExitUsage
 			}
 			return Run(ctx, o, env)
 		},
@@ -226,7 +216,7 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 			cli.WriteHelp(output, commandUse, commandLong, fs)
 			return o, err
 		}
-		return o, &UsageError{Err: err}
+		return o, cli.Usage(err)
 	}
 	return o, o.Complete(fs, fs.Args())
 }
@@ -236,7 +226,7 @@ func ParseFlags(args []string, output io.Writer) (Options, error) {
 // input validated.
 func (o *Options) Complete(fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
-		return usageErrorf("unexpected argument %q (flags only)", args[0])
+		return cli.Usagef("unexpected argument %q (flags only)", args[0])
 	}
 	o.PhaseBreakdownSet = fs.Changed("phase-breakdown")
 	return o.validate()
@@ -251,7 +241,7 @@ func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 	var o Options
 	fs := flagSet(&o)
 	if err := cli.SetFromEnv(fs, getenv); err != nil {
-		return o, &UsageError{Err: err}
+		return o, cli.Usage(err)
 	}
 	if runDir != "" {
 		o.RunDir = runDir
@@ -272,47 +262,47 @@ func EnvNames() [][2]string {
 func (o *Options) validate() error {
 	switch {
 	case o.RunDir == "" && o.Store == "":
-		return usageErrorf("one of --run-dir or --store is required")
+		return cli.Usagef("one of --run-dir or --store is required")
 	case o.RunDir != "" && o.Store != "":
-		return usageErrorf("--run-dir and --store are exclusive")
+		return cli.Usagef("--run-dir and --store are exclusive")
 	case o.Store != "" && o.RunID == "":
-		return usageErrorf("--store needs --run <test_name>/<run_ts>/<tag> or --run latest")
+		return cli.Usagef("--store needs --run <test_name>/<run_ts>/<tag> or --run latest")
 	case o.Store == "" && o.RunID != "":
-		return usageErrorf("--run needs --store")
+		return cli.Usagef("--run needs --store")
 	case o.Start < 0 || o.End < 0:
-		return usageErrorf("--start and --end are Unix seconds, not negative")
+		return cli.Usagef("--start and --end are Unix seconds, not negative")
 	case o.Start > 0 && o.End > 0 && o.End < o.Start:
-		return usageErrorf("--end %d is before --start %d", o.End, o.Start)
+		return cli.Usagef("--end %d is before --start %d", o.End, o.Start)
 	case o.AteletLagS < 0:
-		return usageErrorf("--atelet-lag-s must not be negative")
+		return cli.Usagef("--atelet-lag-s must not be negative")
 	case o.Users < 0 || o.ActorsPerUser < 0:
-		return usageErrorf("--users and --actors-per-user must not be negative")
+		return cli.Usagef("--users and --actors-per-user must not be negative")
 	case o.PhaseLogTimeout < 0:
-		return usageErrorf("--phase-log-timeout must not be negative")
+		return cli.Usagef("--phase-log-timeout must not be negative")
 	case o.PhaseMaxLogMB < 1:
-		return usageErrorf("--phase-max-log-mb must be at least 1")
+		return cli.Usagef("--phase-max-log-mb must be at least 1")
 	}
 	if err := o.prometheus().Check(); err != nil {
-		return &UsageError{Err: err}
+		return cli.Usage(err)
 	}
 	if _, err := phaseLogFiles(o.PhaseLogs); err != nil {
 		return err
 	}
 	if !endpoint.IsHTTP(o.PrometheusURL) {
-		return usageErrorf("--prometheus-url %q is not an http(s) URL", endpoint.Redact(o.PrometheusURL))
+		return cli.Usagef("--prometheus-url %q is not an http(s) URL", endpoint.Redact(o.PrometheusURL))
 	}
 	if o.RunDir != "" {
 		st, err := os.Stat(o.RunDir)
 		if err != nil {
-			return usageErrorf("run directory: %v", err)
+			return cli.Usagef("run directory: %v", err)
 		}
 		if !st.IsDir() {
-			return usageErrorf("run directory %s is not a directory", o.RunDir)
+			return cli.Usagef("run directory %s is not a directory", o.RunDir)
 		}
 	}
 	if o.BearerTokenFile != "" {
 		if _, err := os.Stat(o.BearerTokenFile); err != nil {
-			return usageErrorf("--bearer-token-file: %v", err)
+			return cli.Usagef("--bearer-token-file: %v", err)
 		}
 	}
 	return o.Ladder.validate()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
@@ -29,7 +30,7 @@ type phaseResult struct {
 func phaseLogFiles(paths []string) ([]string, error) {
 	files, err := phases.LogFiles(paths)
 	if err != nil {
-		return nil, usageErrorf("--phase-logs: %v", err)
+		return nil, cli.Usagef("--phase-logs: %v", err)
 	}
 	return files, nil
 }

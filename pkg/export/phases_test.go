@@ -15,6 +15,7 @@ import (
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // phaseRun generates the steady scenario with pod logs.
@@ -125,7 +126,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		out := t.TempDir()
 		e := newEnv(nil, nil)
 		args := append([]string{"--run-dir", dir, "--out", out, "--phase-logs", filepath.Join(dir, simrun.PhaseLogDir)}, base...)
-		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		checkPhaseRows(t, phaseLines(t, filepath.Join(out, "stats.jsonl")), tr, false)
@@ -152,7 +153,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := newEnv(nil, nil)
-		if code := Run(context.Background(), o, e.Env); code != ExitOK {
+		if code := Run(context.Background(), o, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		checkPhaseRows(t, phaseLines(t, filepath.Join(out, "stats.jsonl")), tr, false)
@@ -163,7 +164,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		srv, c := logServer(t, dir, tr)
 		e := newEnv(c, nil)
 		args := append([]string{"--run-dir", dir, "--out", out}, base...)
-		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		checkPhaseRows(t, phaseLines(t, filepath.Join(out, "stats.jsonl")), tr, true)
@@ -197,7 +198,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		out := t.TempDir()
 		e := newEnv(nil, nil)
 		args := append([]string{"--run-dir", run, "--out", out, "--phase-logs", filepath.Join(run, simrun.PhaseLogDir)}, base...)
-		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
@@ -212,7 +213,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 			out := t.TempDir()
 			_, c := logServer(t, dir, tr)
 			e := newEnv(c, nil)
-			if code := Main(context.Background(), append(append([]string{"--run-dir", dir, "--out", out}, base...), args...), e.Env); code != ExitOK {
+			if code := Main(context.Background(), append(append([]string{"--run-dir", dir, "--out", out}, base...), args...), e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			if rows := phaseLines(t, filepath.Join(out, "stats.jsonl")); len(rows) != 0 {
@@ -230,7 +231,7 @@ func TestPhaseLogsBadPath(t *testing.T) {
 	e := newEnv(nil, nil)
 	code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", "http://127.0.0.1:9", "--start", itoa(covStart),
 		"--end", itoa(covEnd), "--phase-logs", filepath.Join(dir, "missing")}, e.Env)
-	if code != ExitUsage || !strings.Contains(e.errOut.String(), "--phase-logs") {
+	if code != cli.ExitUsage || !strings.Contains(e.errOut.String(), "--phase-logs") {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	if after := snapshotDir(t, dir); len(after) != len(before) {
@@ -254,7 +255,7 @@ func TestPhaseReplace(t *testing.T) {
 		t.Helper()
 		e := newEnv(nil, nil)
 		args := append([]string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts"}, extra...)
-		if code := Main(context.Background(), args, e.Env); code != ExitOK {
+		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
 	"github.com/substrate/density/pkg/runs"
@@ -103,7 +104,7 @@ func TestExportPSISeries(t *testing.T) {
 	e := newEnv(nil, nil)
 	args := []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(tr.Start), "--end", itoa(tr.End),
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	path := filepath.Join(dir, runs.FilePSISeries)
@@ -195,7 +196,7 @@ func TestExportPSISeriesUnreachable(t *testing.T) {
 	run := cache.Generated(t, "steady")
 	dir := copyRun(t, run)
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "2s"}, e.Env); code != ExitOK {
+	if code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", closed, "--no-cluster-facts", "--timeout", "2s"}, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	data, err := os.ReadFile(filepath.Join(dir, runs.FilePSISeries))

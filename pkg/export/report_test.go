@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/substrate/density/internal/promfake"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/report"
 )
 
@@ -40,7 +41,7 @@ func runReportExport(t *testing.T, prepare func(out string), vars map[string]str
 	} else {
 		code = Main(context.Background(), args, e.Env)
 	}
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	return out, e
@@ -109,7 +110,7 @@ func TestReportHasNoURLSecret(t *testing.T) {
 	code := Main(context.Background(), []string{"--run-dir", dir, "--out", out,
 		"--prometheus-url", "http://bob:hunter2@" + host + "/prom?access_token=TOPSECRET",
 		"--start", itoa(covStart), "--end", itoa(covEnd), "--no-cluster-facts", "--timeout", "2s"}, e.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	page, err := os.ReadFile(filepath.Join(out, report.FileName))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -131,7 +132,7 @@ func resolve(ctx context.Context, o Options, open opener, base runs.Run) (runInp
 		r.Tag = o.Tag
 	}
 	if err != nil {
-		return in, &UsageError{Err: err}
+		return in, cli.Usage(err)
 	}
 	r.Start, r.End = w.Start, w.End
 	in.Steady = w.Steady

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/substrate/density/internal/promfake"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // TestTenantAndTokenReachEveryRequest: the export's --header tenant id and
@@ -36,7 +37,7 @@ func TestTenantAndTokenReachEveryRequest(t *testing.T) {
 			e := newEnv(nil, tc.env)
 			args := append([]string{"--run-dir", dir, "--prometheus-url", p.URL + "/prometheus", "--no-cluster-facts", "--no-wait",
 				"--atelet-lag-s", itoa(run.Truth.LagS), "--header", "X-Scope-OrgID: tenant-a"}, tc.args...)
-			if code := Main(context.Background(), args, e.Env); code != ExitOK {
+			if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, e.errOut.String())
 			}
 			seen := p.Requests()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/thanostest"
+	"github.com/substrate/density/pkg/cli"
 )
 
 // countingProxy forwards to target and counts the requests.
@@ -48,7 +49,7 @@ func exportSummary(t *testing.T, run *promtest.Run, base string) (map[string]any
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
 	e := newEnv(nil, nil)
 	t0 := time.Now()
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	wall := time.Since(t0)

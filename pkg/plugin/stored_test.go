@@ -25,6 +25,7 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/percentile"
@@ -46,7 +47,7 @@ func exportedRun(t testing.TB, e *env) string {
 	code := export.Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", e.prom.URL,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--no-cluster-facts", "--no-wait"}, env)
-	if code != export.ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("export exit %d: %s", code, out.String())
 	}
 	return dir
@@ -723,7 +724,7 @@ func TestPanelResolutionPointsPerSeries(t *testing.T) {
 	var out bytes.Buffer
 	if code := export.Main(context.Background(), []string{"--run-dir", exported, "--prometheus-url", srv.URL,
 		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10), "--atelet-lag-s", strconv.FormatInt(tr.LagS, 10),
-		"--test-name", tr.TestName, "--tag", tr.Tag, "--no-cluster-facts", "--no-wait", "--no-report"}, export.DefaultEnv(io.Discard, &out)); code != export.ExitOK {
+		"--test-name", tr.TestName, "--tag", tr.Tag, "--no-cluster-facts", "--no-wait", "--no-report"}, export.DefaultEnv(io.Discard, &out)); code != cli.ExitOK {
 		t.Fatalf("export exit %d: %s", code, out.String())
 	}
 	b, err := os.ReadFile(filepath.Join(exported, runs.FileServerSummary))

@@ -55,11 +55,11 @@ func (g Gated) Failed() bool { return verdicts.Summarise(g.Results).Failed > 0 }
 func ReadGates(path string) (verdicts.Gates, error) {
 	data, err := os.ReadFile(path) // #nosec G304 -- reads a path the operator or the test harness named
 	if err != nil {
-		return verdicts.Gates{}, usagef("--gates: %v", err)
+		return verdicts.Gates{}, cli.Usagef("--gates: %v", err)
 	}
 	gs, err := verdicts.ParseGates(data)
 	if err != nil {
-		return verdicts.Gates{}, usagef("--gates %s: %v", path, err)
+		return verdicts.Gates{}, cli.Usagef("--gates %s: %v", path, err)
 	}
 	return gs, nil
 }
@@ -68,7 +68,7 @@ func ReadGates(path string) (verdicts.Gates, error) {
 // regression gate without a baseline is a usage error.
 func Evaluate(ctx context.Context, gs verdicts.Gates, run *verdicts.Run, bf BaselineFlags, store string) (Gated, error) {
 	if gs.NeedsBaseline() && !bf.Set() {
-		return Gated{}, usagef("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")
+		return Gated{}, cli.Usagef("a gate has max_regression_pct: pass --baseline DIR or --baseline-run ID|latest")
 	}
 	base, err := bf.Load(ctx, run, store)
 	if err != nil {
@@ -124,45 +124,45 @@ func RunCheck(ctx context.Context, o CheckOptions, env Env) int {
 
 func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
 	if o.Gates == "" {
-		return ExitUsage, usagef("--gates FILE (or GATES) is required")
+		return cli.ExitUsage, cli.Usagef("--gates FILE (or GATES) is required")
 	}
 	gs, err := ReadGates(o.Gates)
 	if err != nil {
-		return ExitUsage, err
+		return cli.ExitUsage, err
 	}
 	if o.RunDir != "" && o.Run != "" {
-		return ExitUsage, usagef("--run-dir and --run are exclusive")
+		return cli.ExitUsage, cli.Usagef("--run-dir and --run are exclusive")
 	}
 	// The gate rows are written in --run-dir (or --out): a file there that
 	// is a symbolic link stops the check before anything is read or
 	// written (export.md; exit 1).
 	if dir := cmp.Or(o.RunDir, o.Out); dir != "" {
 		if err := artifact.RefuseSymlinksIn(dir); err != nil {
-			return ExitWrite, err
+			return cli.ExitWrite, err
 		}
 	}
 	var run *verdicts.Run
 	switch {
 	case o.RunDir != "":
 		if run, err = LoadDir(o.RunDir); err != nil {
-			return ExitUsage, err
+			return cli.ExitUsage, err
 		}
 	case o.Run != "" && o.Store != "":
 		s, err := runs.OpenStore(ctx, o.Store)
 		if err != nil {
-			return ExitUsage, usagef("%v", err)
+			return cli.ExitUsage, cli.Usagef("%v", err)
 		}
 		run, err = LoadStoreRun(ctx, s, o.Run)
 		s.Close()
 		if err != nil {
-			return exitFor(err), err
+			return cli.ExitFor(err), err
 		}
 	default:
-		return ExitUsage, usagef("pass --run-dir DIR, or --store URL --run ID")
+		return cli.ExitUsage, cli.Usagef("pass --run-dir DIR, or --store URL --run ID")
 	}
 	g, err := Evaluate(ctx, gs, run, o.Baseline, o.Store)
 	if err != nil {
-		return exitFor(err), err
+		return cli.ExitFor(err), err
 	}
 	PrintResults(env.Stdout, g)
 	dir := o.RunDir
@@ -171,27 +171,20 @@ func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
 	}
 	if dir != "" {
 		if err := WriteRows(ctx, g, dir); err != nil {
-			return ExitWrite, err
+			return cli.ExitWrite, err
 		}
 	} else {
 		fmt.Fprintln(env.Stderr, "density check: gate rows not written (a stored run: pass --out DIR)")
 	}
 	if o.JUnit != "" {
 		if err := WriteJUnit(g, o.JUnit); err != nil {
-			return ExitWrite, fmt.Errorf("--junit: %w", err)
+			return cli.ExitWrite, fmt.Errorf("--junit: %w", err)
 		}
 	}
 	if g.Failed() {
-		return ExitGateFailed, nil
+		return cli.ExitGateFailed, nil
 	}
-	return ExitOK, nil
-}
-
-func exitFor(err error) int {
-	if isUsage(err) {
-		return ExitUsage
-	}
-	return ExitWrite
+	return cli.ExitOK, nil
 }
 
 // AddBaselineFlags declares --baseline, --baseline-run, --baseline-store
@@ -223,7 +216,7 @@ func CheckFromEnv(runDir string, getenv func(string) string) (CheckOptions, erro
 	fs := cli.NewFlagSet("mage check")
 	AddCheckFlags(fs, &o, getenv)
 	if err := cli.SetFromEnv(fs, getenv); err != nil {
-		return o, usageError{err}
+		return o, cli.Usage(err)
 	}
 	if runDir != "" {
 		o.RunDir = runDir
@@ -247,7 +240,7 @@ error, 3 a gate failed.`,
 		Run: func(ctx context.Context, args []string) int {
 			if len(args) > 0 {
 				fmt.Fprintf(env.Stderr, "density check: unexpected argument %q\n", args[0])
-				return ExitUsage
+				return cli.ExitUsage
 			}
 			return RunCheck(ctx, o, env)
 		},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/substrate/density/pkg/cli"
 )
 
 func testEnv() (Env, *bytes.Buffer, *bytes.Buffer) {
@@ -78,7 +80,7 @@ func TestCheck(t *testing.T) {
 	junitPath := filepath.Join(tmp, "gates.xml")
 	env, out, errOut := testEnv()
 	args := []string{"--gates", gates, "--run-dir", runDir, "--baseline", baseDir, "--junit", junitPath}
-	if code := Check(ctx, args, env); code != ExitGateFailed {
+	if code := Check(ctx, args, env); code != cli.ExitGateFailed {
 		t.Fatalf("exit %d, want 3; stderr %s", code, errOut)
 	}
 	t.Logf("density check output:\n%s", out)
@@ -133,7 +135,7 @@ print(s.name, s.tests, s.failures, len(list(s)))
 			a = append(a, c.args...)
 		}
 		env, _, errOut := testEnv()
-		if code := Check(ctx, a, env); code != ExitUsage {
+		if code := Check(ctx, a, env); code != cli.ExitUsage {
 			t.Errorf("%s: exit %d, want 2 (%s)", name, code, errOut)
 		}
 		now, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
@@ -228,7 +230,7 @@ func TestRegressionsStore(t *testing.T) {
 	url := "file://" + root
 	env, out, errOut := testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != ExitRegression {
+	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != cli.ExitRegression {
 		t.Fatalf("a regression 8 runs old within 30d: exit %d, want 4: %s %s", code, out, errOut)
 	}
 	t.Logf("density regressions:\n%s%s", out, errOut)
@@ -243,7 +245,7 @@ func TestRegressionsStore(t *testing.T) {
 	}{{[]string{"--fail-recent", "3"}, dayAfter(20)}, {[]string{"--since", "7d"}, dayAfter(20)}, {nil, dayAfter(20 + 30)}} {
 		env, out, errOut := testEnv()
 		env.Now = c.now
-		if code := Regressions(ctx, append([]string{"--store", url, "--test-name", "nightly"}, c.args...), env); code != ExitOK {
+		if code := Regressions(ctx, append([]string{"--store", url, "--test-name", "nightly"}, c.args...), env); code != cli.ExitOK {
 			t.Errorf("%v, %s: exit %d, want 0: %s", c.args, c.now().UTC().Format(time.DateOnly), code, errOut)
 		}
 		if !strings.Contains(out.String(), "(c11..c12)") {
@@ -255,7 +257,7 @@ func TestRegressionsStore(t *testing.T) {
 	ids := writeStore(t, root2, 20, 17)
 	env, out, _ = testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitRegression {
+	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitRegression {
 		t.Fatalf("recent regression: exit %d\n%s", code, out)
 	}
 	ack := fmt.Sprintf("- {key: restore_p99_s, run: %q, reason: slower restores expected}\n", ids[18])
@@ -264,7 +266,7 @@ func TestRegressionsStore(t *testing.T) {
 	}
 	env, out, _ = testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
+	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
 		t.Errorf("acked: exit %d\n%s", code, out)
 	}
 	// compare of runs 11 and 12 by store id flags restore_p99_s worse.
@@ -291,7 +293,7 @@ func TestRegressionsKeptUntilAcknowledged(t *testing.T) {
 	}
 	code, out := run()
 	t.Logf("a regression 5 runs old: exit %d\n%s", code, out)
-	if code != ExitRegression || !strings.Contains(out, "(c24..c25)") || !strings.Contains(out, "1 unacknowledged regression(s) within 30d") {
+	if code != cli.ExitRegression || !strings.Contains(out, "(c24..c25)") || !strings.Contains(out, "1 unacknowledged regression(s) within 30d") {
 		t.Fatalf("a regression 5 runs old: exit %d, want 4\n%s", code, out)
 	}
 	ack := fmt.Sprintf("- {key: restore_p99_s, run: %q, reason: new snapshot format}\n", ids[27])
@@ -300,7 +302,7 @@ func TestRegressionsKeptUntilAcknowledged(t *testing.T) {
 	}
 	code, out = run()
 	t.Logf("after acknowledging it: exit %d\n%s", code, out)
-	if code != ExitOK || !strings.Contains(out, "acknowledged: new snapshot format") {
+	if code != cli.ExitOK || !strings.Contains(out, "acknowledged: new snapshot format") {
 		t.Errorf("acknowledged: exit %d, want 0\n%s", code, out)
 	}
 	// An acks file that names another key leaves it failing.
@@ -308,7 +310,7 @@ func TestRegressionsKeptUntilAcknowledged(t *testing.T) {
 	if err := os.WriteFile(other, []byte("- {key: cluster_packing_p50, run: "+strconv.Quote(ids[27])+", reason: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := run("--acks", other); code != ExitRegression {
+	if code, out := run("--acks", other); code != cli.ExitRegression {
 		t.Errorf("--acks naming another key: exit %d, want 4\n%s", code, out)
 	}
 }
@@ -323,20 +325,20 @@ func TestRegressionsExitCodes(t *testing.T) {
 		args  []string
 		want  int
 	}{
-		{11, 8, nil, ExitRegression},
-		{12, 8, nil, ExitRegression},
-		{20, 8, nil, ExitRegression},
-		{30, 8, nil, ExitRegression},
-		{34, 22, nil, ExitRegression}, // in both windows' edge margins were they to move by 15
-		{12, 8, []string{"--fail-recent", "3"}, ExitOK},
-		{20, 19, nil, ExitOK},
-		{20, 19, []string{"--min-runs", "1"}, ExitRegression},
-		{20, 19, []string{"--min-runs", "0"}, ExitUsage},
-		{20, 8, []string{"--fail-recent", "-1"}, ExitUsage},
-		{20, 8, []string{"--since", "a month"}, ExitUsage},
+		{11, 8, nil, cli.ExitRegression},
+		{12, 8, nil, cli.ExitRegression},
+		{20, 8, nil, cli.ExitRegression},
+		{30, 8, nil, cli.ExitRegression},
+		{34, 22, nil, cli.ExitRegression}, // in both windows' edge margins were they to move by 15
+		{12, 8, []string{"--fail-recent", "3"}, cli.ExitOK},
+		{20, 19, nil, cli.ExitOK},
+		{20, 19, []string{"--min-runs", "1"}, cli.ExitRegression},
+		{20, 19, []string{"--min-runs", "0"}, cli.ExitUsage},
+		{20, 8, []string{"--fail-recent", "-1"}, cli.ExitUsage},
+		{20, 8, []string{"--since", "a month"}, cli.ExitUsage},
 		// --since decides what fails, not what is searched: the 5 runs
 		// before the change lie outside 7d and are still its baseline.
-		{40, 35, []string{"--since", "7d"}, ExitRegression},
+		{40, 35, []string{"--since", "7d"}, cli.ExitRegression},
 	} {
 		root := t.TempDir()
 		writeStoreStep(t, root, c.n, c.at, 1.5)
@@ -395,11 +397,11 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 	}{
 		{"check --run-dir", func(e Env) int {
 			return Check(ctx, []string{"--gates", gates, "--run-dir", linked, "--baseline", plain}, e)
-		}, ExitWrite},
+		}, cli.ExitWrite},
 		{"check --baseline", func(e Env) int {
 			return Check(ctx, []string{"--gates", gates, "--run-dir", plain, "--baseline", linked}, e)
-		}, ExitUsage},
-		{"compare", func(e Env) int { return Compare(ctx, []string{linked, plain}, e) }, ExitUsage},
+		}, cli.ExitUsage},
+		{"compare", func(e Env) int { return Compare(ctx, []string{linked, plain}, e) }, cli.ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plainBefore, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl"))
@@ -416,7 +418,7 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 			if entries, _ := os.ReadDir(linked); len(entries) != 1 {
 				t.Errorf("files written beside the link: %v", entries)
 			}
-			if now, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl")); tc.want == ExitUsage && !bytes.Equal(now, plainBefore) {
+			if now, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl")); tc.want == cli.ExitUsage && !bytes.Equal(now, plainBefore) {
 				t.Errorf("the other run's stats.jsonl changed")
 			}
 		})
@@ -427,7 +429,7 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		env, _, errOut := testEnv()
-		if code := Check(ctx, []string{"--gates", gates, "--run-dir", dirLink, "--baseline", plain}, env); code != ExitGateFailed {
+		if code := Check(ctx, []string{"--gates", gates, "--run-dir", dirLink, "--baseline", plain}, env); code != cli.ExitGateFailed {
 			t.Fatalf("exit %d, want 3 (a gate fails); stderr %s", code, errOut)
 		}
 		data, _ := os.ReadFile(filepath.Join(other, "stats.jsonl"))

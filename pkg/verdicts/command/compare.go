@@ -66,16 +66,16 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 		o.Format = "json"
 	}
 	if len(args) != 2 {
-		return fail(ExitUsage, fmt.Errorf("want two runs: baseline and candidate"))
+		return fail(cli.ExitUsage, fmt.Errorf("want two runs: baseline and candidate"))
 	}
 	if o.Format != "markdown" && o.Format != "json" {
-		return fail(ExitUsage, fmt.Errorf("--format %q (want markdown or json)", o.Format))
+		return fail(cli.ExitUsage, fmt.Errorf("--format %q (want markdown or json)", o.Format))
 	}
 	var load func(string) (*verdicts.Run, error)
 	if o.Store != "" {
 		s, err := runs.OpenStore(ctx, o.Store)
 		if err != nil {
-			return fail(ExitUsage, err)
+			return fail(cli.ExitUsage, err)
 		}
 		defer s.Close()
 		load = func(id string) (*verdicts.Run, error) { return LoadStoreRun(ctx, s, id) }
@@ -84,11 +84,11 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 	}
 	a, err := load(args[0])
 	if err != nil {
-		return fail(exitFor(err), err)
+		return fail(cli.ExitFor(err), err)
 	}
 	b, err := load(args[1])
 	if err != nil {
-		return fail(exitFor(err), err)
+		return fail(cli.ExitFor(err), err)
 	}
 	c := verdicts.Compare(a, b, o.NoisePct)
 	if o.Format == "json" {
@@ -99,13 +99,13 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 		}{a.ID, b.ID, c}
 		data, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
-			return fail(ExitWrite, err)
+			return fail(cli.ExitWrite, err)
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return ExitOK
+		return cli.ExitOK
 	}
 	if err := WriteMarkdown(cli.Text(env.Stdout), a.ID, b.ID, c, MarkdownOptions{All: o.All}); err != nil {
-		return fail(ExitWrite, err)
+		return fail(cli.ExitWrite, err)
 	}
-	return ExitOK
+	return cli.ExitOK
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/substrate/density/pkg/cli"
 )
 
 // A recorded key and a run directory with terminal escapes print as \xNN
@@ -68,14 +70,14 @@ func TestRegressionsEscapesControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, out, errOut := testEnv()
-	if code := Regressions(ctx, []string{"--store", "file://" + root, "--test-name", "nightly"}, env); code != ExitOK {
+	if code := Regressions(ctx, []string{"--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	if strings.Contains(out.String(), "\x1b") || !strings.Contains(out.String(), `acknowledged: slow\x1b[31m on purpose`) {
 		t.Errorf("regressions:\n%q", out)
 	}
 	env, out, _ = testEnv()
-	if code := Regressions(ctx, []string{"--json", "--store", "file://" + root, "--test-name", "nightly"}, env); code != ExitOK ||
+	if code := Regressions(ctx, []string{"--json", "--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK ||
 		!strings.Contains(out.String(), `slow\u001b[31m on purpose`) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}

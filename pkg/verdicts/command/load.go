@@ -5,48 +5,26 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
-
-// Exit codes (export.md): precedence 2 > 1 > 3 > 4 > 0.
-const (
-	ExitOK         = 0
-	ExitWrite      = 1
-	ExitUsage      = 2
-	ExitGateFailed = 3
-	ExitRegression = 4
-)
-
-// usageError is a problem with the inputs (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u)
-}
 
 // LoadDir reads a run directory's stats.jsonl into a run (id: the
 // directory).
 func LoadDir(dir string) (*verdicts.Run, error) {
 	st, err := runs.Dir(dir, runs.PartRows)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	if !st.Entry.Artifacts.StatsJSONL {
-		return nil, usagef("run directory %s: no %s", dir, runs.FileStatsJSONL)
+		return nil, cli.Usagef("run directory %s: no %s", dir, runs.FileStatsJSONL)
 	}
 	if p := st.Problem(runs.FileStatsJSONL); p != nil {
-		return nil, usagef("run directory %s: %v", dir, p)
+		return nil, cli.Usagef("run directory %s: %v", dir, p)
 	}
 	r := verdicts.RunFromRunRows(st.Rows)
 	r.ID = dir
@@ -72,11 +50,11 @@ func LoadEntry(ctx context.Context, s *runs.Store, e runs.Entry) (*verdicts.Run,
 func LoadStoreRun(ctx context.Context, s *runs.Store, id string) (*verdicts.Run, error) {
 	rid, err := runs.ParseRunID(id)
 	if err != nil {
-		return nil, usagef("run id %q: %v", id, err)
+		return nil, cli.Usagef("run id %q: %v", id, err)
 	}
 	e, err := s.Get(ctx, rid)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	return LoadEntry(ctx, s, e)
 }
@@ -132,7 +110,7 @@ func LatestBaselineOf(es []runs.Entry, cand *verdicts.Run, load func(runs.Entry)
 			return r, nil
 		}
 	}
-	return nil, usagef("no other run of %s in its cohort for --baseline-run latest", cand.TestName)
+	return nil, cli.Usagef("no other run of %s in its cohort for --baseline-run latest", cand.TestName)
 }
 
 // BaselineFlags are the three baseline flags shared by check and export.
@@ -148,7 +126,7 @@ func (b BaselineFlags) Set() bool { return b.Dir != "" || b.Run != "" }
 func (b BaselineFlags) Load(ctx context.Context, cand *verdicts.Run, defaultStore string) (*verdicts.Run, error) {
 	switch {
 	case b.Dir != "" && b.Run != "":
-		return nil, usagef("--baseline and --baseline-run are exclusive")
+		return nil, cli.Usagef("--baseline and --baseline-run are exclusive")
 	case b.Dir != "":
 		return LoadDir(b.Dir)
 	case b.Run == "":
@@ -159,11 +137,11 @@ func (b BaselineFlags) Load(ctx context.Context, cand *verdicts.Run, defaultStor
 		url = defaultStore
 	}
 	if url == "" {
-		return nil, usagef("--baseline-run needs --baseline-store or --store")
+		return nil, cli.Usagef("--baseline-run needs --baseline-store or --store")
 	}
 	s, err := runs.OpenStore(ctx, url)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	defer s.Close()
 	if b.Run == "latest" {

@@ -78,15 +78,15 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 	}
 	switch {
 	case len(args) > 0:
-		return fail(ExitUsage, fmt.Errorf("unexpected argument %q", args[0]))
+		return fail(cli.ExitUsage, fmt.Errorf("unexpected argument %q", args[0]))
 	case o.Store == "" || o.TestName == "":
-		return fail(ExitUsage, fmt.Errorf("--store and --test-name are required"))
+		return fail(cli.ExitUsage, fmt.Errorf("--store and --test-name are required"))
 	case o.Window < 2 || o.MinRuns < 1 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0 || o.FailRecent < 0:
-		return fail(ExitUsage, fmt.Errorf("--window ≥ 2, --min-runs ≥ 1, 0 < --p-value ≤ 1, --min-change-pct ≥ 0, --fail-recent ≥ 0"))
+		return fail(cli.ExitUsage, fmt.Errorf("--window ≥ 2, --min-runs ≥ 1, 0 < --p-value ≤ 1, --min-change-pct ≥ 0, --fail-recent ≥ 0"))
 	}
 	since, err := model.ParseDuration(o.Since)
 	if err != nil {
-		return fail(ExitUsage, fmt.Errorf("--since: %v", err))
+		return fail(cli.ExitUsage, fmt.Errorf("--since: %v", err))
 	}
 	now := time.Now
 	if env.Now != nil {
@@ -99,29 +99,29 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 	if o.Acks != "" {
 		data, err := os.ReadFile(o.Acks)
 		if err != nil {
-			return fail(ExitUsage, fmt.Errorf("--acks: %v", err))
+			return fail(cli.ExitUsage, fmt.Errorf("--acks: %v", err))
 		}
 		if acks, err = verdicts.ParseAcks(data); err != nil {
-			return fail(ExitUsage, err)
+			return fail(cli.ExitUsage, err)
 		}
 	}
 	s, err := runs.OpenStore(ctx, o.Store)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(cli.ExitUsage, err)
 	}
 	defer s.Close()
 	if o.Acks == "" {
 		data, err := s.ReadTestFile(ctx, o.TestName, "acks.yaml", maxAcksBytes)
 		if err != nil {
-			return fail(ExitWrite, err)
+			return fail(cli.ExitWrite, err)
 		}
 		if acks, err = verdicts.ParseAcks(data); err != nil {
-			return fail(ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
+			return fail(cli.ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
 		}
 	}
 	all, err := LoadTest(ctx, s, o.TestName, 0)
 	if err != nil {
-		return fail(ExitWrite, err)
+		return fail(cli.ExitWrite, err)
 	}
 	var ks []string
 	if o.Keys != "" {
@@ -137,7 +137,7 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 			ChangePoints []verdicts.ChangePoint `json:"change_points"`
 		}{o.TestName, len(all), cps}, "", "  ")
 		if err != nil {
-			return fail(ExitWrite, err)
+			return fail(cli.ExitWrite, err)
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 	} else {
@@ -161,9 +161,9 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 		for _, cp := range failing {
 			fmt.Fprintf(env.Stderr, "  %s at run %s, cohort %q\n", cp.Title(), cp.Run, cp.Cohort)
 		}
-		return ExitRegression
+		return cli.ExitRegression
 	}
-	return ExitOK
+	return cli.ExitOK
 }
 
 func splitList(s string) []string {
