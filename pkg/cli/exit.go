@@ -12,7 +12,9 @@ import (
 // They live in pkg/cli, which the Grafana plugin binary (package ./pkg)
 // never links: the engine packages the plugin shares with the CLI
 // (runs, verdicts, ...) return typed errors without exit codes, such as
-// runs.ErrRunNotFound, and the commands map those to ExitUsage. pkg/export and pkg/verdicts/command
+// verdicts.InputError or runs.ErrRunNotFound, and the commands map those
+// to ExitUsage (internal/repocheck's TestPluginLinksNoCommandPackages
+// keeps pkg/cli out of the plugin). pkg/export and pkg/verdicts/command
 // are command packages (the plugin imports neither) and use these
 // constants directly.
 const (

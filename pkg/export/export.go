@@ -194,7 +194,7 @@ func (j *job) prepare() error {
 			return cli.Usagef("--baseline and --baseline-run are exclusive")
 		}
 		if o.Baseline.Dir != "" {
-			if _, err := command.LoadDir(o.Baseline.Dir); err != nil {
+			if _, err := verdicts.LoadDir(o.Baseline.Dir); err != nil {
 				return err
 			}
 		}

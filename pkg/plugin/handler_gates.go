@@ -9,7 +9,6 @@ import (
 
 	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
-	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // handleGates answers `gates`: the gates of the datasource setting `gates`
@@ -74,7 +73,7 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 			return errorResponse(withStatus(backend.StatusBadGateway, err))
 		}
 		load := func(e runs.Entry) (*verdicts.Run, error) { return d.loadRun(ctx, e) }
-		if base, err = command.LatestBaselineOf(es, run, load); err != nil {
+		if base, err = verdicts.LatestBaselineOf(es, run, load); err != nil {
 			return errorResponse(withStatus(backend.StatusNotFound, err))
 		}
 	default:

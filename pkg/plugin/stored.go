@@ -164,7 +164,7 @@ func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
 
 // loadRun is a stored run's values through the stored-run cache: the
 // run's stats.jsonl is read once per instance and shared by every query
-// type. It fails like command.LoadEntry: a run without stats.jsonl, or
+// type. It fails like verdicts.LoadEntry: a run without stats.jsonl, or
 // one whose stats.jsonl could not be read.
 func (d *Datasource) loadRun(ctx context.Context, e runs.Entry) (*verdicts.Run, error) {
 	if !d.inStore(e) {

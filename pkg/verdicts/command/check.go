@@ -144,7 +144,7 @@ func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
 	var run *verdicts.Run
 	switch {
 	case o.RunDir != "":
-		if run, err = LoadDir(o.RunDir); err != nil {
+		if run, err = loadDir(o.RunDir); err != nil {
 			return cli.ExitUsage, err
 		}
 	case o.Run != "" && o.Store != "":
@@ -152,7 +152,7 @@ func runCheck(ctx context.Context, o CheckOptions, env Env) (int, error) {
 		if err != nil {
 			return cli.ExitUsage, cli.Usagef("%v", err)
 		}
-		run, err = LoadStoreRun(ctx, s, o.Run)
+		run, err = loadStoreRun(ctx, s, o.Run)
 		s.Close()
 		if err != nil {
 			return cli.ExitFor(err), err

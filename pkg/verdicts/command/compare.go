@@ -78,9 +78,9 @@ func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) i
 			return fail(cli.ExitUsage, err)
 		}
 		defer s.Close()
-		load = func(id string) (*verdicts.Run, error) { return LoadStoreRun(ctx, s, id) }
+		load = func(id string) (*verdicts.Run, error) { return loadStoreRun(ctx, s, id) }
 	} else {
-		load = LoadDir
+		load = loadDir
 	}
 	a, err := load(args[0])
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // A command reads each stored run once: listing a run without
@@ -40,7 +41,7 @@ func TestCommandReadsEachRunOnce(t *testing.T) {
 	}
 
 	s := open()
-	all, err := LoadTest(ctx, s, "nightly", 0)
+	all, err := verdicts.LoadTest(ctx, s, "nightly", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +58,11 @@ func TestCommandReadsEachRunOnce(t *testing.T) {
 	}
 
 	s = open()
-	cand, err := LoadStoreRun(ctx, s, ids[n-1])
+	cand, err := verdicts.LoadStoreRun(ctx, s, ids[n-1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := LatestBaseline(ctx, s, cand)
+	base, err := verdicts.LatestBaseline(ctx, s, cand)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 			return fail(cli.ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
 		}
 	}
-	all, err := LoadTest(ctx, s, o.TestName, 0)
+	all, err := verdicts.LoadTest(ctx, s, o.TestName, 0)
 	if err != nil {
 		return fail(cli.ExitWrite, err)
 	}
