@@ -46,6 +46,9 @@ func addReportFlags(fs *pflag.FlagSet, f *reportFlags) {
 	command.AddBaselineFlags(fs, &f.base)
 	f.prometheus().AddTo(fs)
 	fs.StringVar(&f.out, "out", "", "output directory (default the run directory; with --store ./<test_name>-<run_ts>)")
+	// The baseline is a second run read, not a verdict: under Run.
+	cli.SetGroup(fs, cli.GroupRun, "run-dir", "baseline", "baseline-run", "baseline-store")
+	cli.SetGroup(fs, cli.GroupOutput, "out")
 }
 
 // check validates the flags and the positional arguments (none).

@@ -55,7 +55,25 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		writeUsage(c.OutOrStderr(), c)
 		return nil
 	})
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.FlagError(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A flag after a mistyped command ("density chek --gates g") fails
+		// on the root's flags: the command is the error to report.
+		if !c.HasParent() && c.Flags().NArg() > 0 {
+			return unknownCommand(c, c.Flags().Args())
+		}
+		return cli.FlagError(err)
+	})
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "print the help of a command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil || (cmd == c.Root() && len(args) > 0) {
+				return unknownCommand(c.Root(), args)
+			}
+			return cmd.Help()
+		},
+	})
 
 	env := command.DefaultEnv(stdout, stderr)
 	root.AddCommand(
@@ -73,6 +91,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			Run:   func(c *cobra.Command, _ []string) { fmt.Fprintf(c.OutOrStdout(), "density %s\n", buildVersion()) },
 		},
 	)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Short = "print a shell completion script (bash, zsh, fish, powershell)"
+		}
+	}
 	return root
 }
 

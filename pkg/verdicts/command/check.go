@@ -205,6 +205,9 @@ func AddCheckFlags(fs *pflag.FlagSet, o *CheckOptions, getenv func(string) strin
 	fs.StringVar(&o.Out, "out", "", "directory whose stats.jsonl gets the gate rows of a stored run")
 	fs.StringVar(&o.JUnit, "junit", "", "write JUnit XML (one test case per gate) to this file")
 	AddBaselineFlags(fs, &o.Baseline)
+	cli.SetGroup(fs, cli.GroupRun, "run-dir")
+	cli.SetGroup(fs, cli.GroupVerdicts, "gates", "baseline", "baseline-run", "baseline-store")
+	cli.SetGroup(fs, cli.GroupOutput, "out", "junit")
 }
 
 // CheckFromEnv builds the options of `mage check runDir`: every check flag

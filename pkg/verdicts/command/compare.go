@@ -28,6 +28,8 @@ func AddCompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
 	fs.BoolVar(&o.JSON, "json", false, "same as --format json")
 	fs.BoolVar(&o.All, "all", false, "list every compared key in the Markdown, not only the changed ones")
 	fs.Float64Var(&o.NoisePct, "noise-pct", verdicts.DefaultNoisePct, "|Δ%| at or below which a key is the same")
+	cli.SetGroup(fs, cli.GroupVerdicts, "noise-pct")
+	cli.SetGroup(fs, cli.GroupOutput, "format", "json", "all")
 }
 
 // CompareCommand is `density compare A B`: A the baseline, B the

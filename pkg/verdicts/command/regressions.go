@@ -33,16 +33,35 @@ func AddRegressionsFlags(fs *pflag.FlagSet, o *RegressionsOptions, getenv func(s
 	def := verdicts.DefaultOptions()
 	cli.Store{Store: &o.Store, DefaultStore: getenv("STORE")}.AddTo(fs)
 	fs.StringVar(&o.TestName, "test-name", "", "test name whose runs are searched")
-	fs.StringVar(&o.Keys, "keys", "", "comma-separated keys (default: every numeric *_summary key with a direction)")
-	fs.StringVar(&o.Since, "since", model.Duration(verdicts.DefaultSince).String(), "exit 4 for an unacknowledged regression at a run started within this Prometheus duration")
+	fs.StringVar(&o.Keys, "keys", "", "comma-separated `keys` (default every numeric *_summary key with a direction)")
+	o.Since = model.Duration(verdicts.DefaultSince).String()
+	fs.Var((*promDuration)(&o.Since), "since", "exit 4 for an unacknowledged regression at a run started within this Prometheus duration (30d, 12h)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON")
-	fs.StringVar(&o.Acks, "acks", "", "acknowledgements file (default runs/<test_name>/acks.yaml in the store)")
-	fs.StringVar(&o.Cohort, "cohort", "", "comma-separated trial_summary keys that also separate cohorts")
+	fs.StringVar(&o.Acks, "acks", "", "acknowledgements `file` (default runs/<test_name>/acks.yaml in the store)")
+	fs.StringVar(&o.Cohort, "cohort", "", "comma-separated trial_summary `keys` that also separate cohorts")
 	fs.IntVar(&o.Window, "window", def.Window, "points analysed at once")
 	fs.Float64Var(&o.PValue, "p-value", def.PValue, "a split is kept when p is below this")
 	fs.IntVar(&o.MinRuns, "min-runs", def.MinRuns, "least runs on each side of a change (1 judges the newest run alone)")
 	fs.Float64Var(&o.MinChangePct, "min-change-pct", def.MinChangePct, "least change of the means, percent")
-	fs.IntVar(&o.FailRecent, "fail-recent", 0, "narrow exit 4 to a regression at one of the newest N runs of its cohort (0: any within --since)")
+	fs.IntVar(&o.FailRecent, "fail-recent", 0, "narrow exit 4 to a regression at one of the newest `N` runs of its cohort (0: any within --since)")
+	cli.SetGroup(fs, cli.GroupRun, "test-name")
+	cli.SetGroup(fs, cli.GroupVerdicts, "keys", "cohort", "since", "fail-recent", "acks", "window", "p-value", "min-runs", "min-change-pct")
+	cli.SetGroup(fs, cli.GroupOutput, "json")
+}
+
+// promDuration is a Prometheus duration flag (30d, 12h) kept as typed:
+// the command parses it, so that a bad one is its usage error.
+type promDuration string
+
+func (d *promDuration) String() string { return string(*d) }
+
+// Type names the value in the help.
+func (d *promDuration) Type() string { return "duration" }
+
+// Set keeps v as typed.
+func (d *promDuration) Set(v string) error {
+	*d = promDuration(v)
+	return nil
 }
 
 // RegressionsCommand is `density regressions --store URL --test-name NAME`.
