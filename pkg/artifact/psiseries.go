@@ -22,8 +22,13 @@ type PSIScope struct {
 	CPU, Mem, IO harvest.PSIBandSet
 }
 
-// psiResourceKeys are a scope's keys in file order.
-var psiResourceKeys = [...]string{"cpu", "mem", "io"}
+// psiResourceKeys are a scope's keys in file order: harvest's resource keys.
+func psiResourceKeys() (keys [len(harvest.PSIResources)]string) {
+	for i, r := range harvest.PSIResources {
+		keys[i] = r.Key
+	}
+	return keys
+}
 
 // psiBandKeys are the band keys in file order (the datasource's band names).
 var psiBandKeys = [...]string{"min", "p50", "p90", "p99", "max"}
@@ -73,10 +78,11 @@ func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 
 // Object is the document as an ordered object, keys in the file's order.
 func (d *PSISeries) Object() Object {
+	keys := psiResourceKeys()
 	scope := func(s *PSIScope) Object {
 		o := make(Object, 0, 3)
 		for i, b := range s.resources() {
-			o = append(o, Field{psiResourceKeys[i], psiBandSetObject(b)})
+			o = append(o, Field{keys[i], psiBandSetObject(b)})
 		}
 		return o
 	}
@@ -134,14 +140,15 @@ func readPSISeries(v any, d *PSISeries) error {
 		return fmt.Errorf("step_s: want a positive integer, got %s", psiDescribe(o[0]))
 	}
 	d.StepS = step
+	keys := psiResourceKeys()
 	for i, sc := range []*PSIScope{&d.Node, &d.Pod} {
 		name := []string{"node", "pod"}[i]
-		so, err := psiExactObject(o[1+i], name, psiResourceKeys[:]...)
+		so, err := psiExactObject(o[1+i], name, keys[:]...)
 		if err != nil {
 			return err
 		}
 		for j, dst := range sc.resources() {
-			if err := readPSIBandSet(so[j], name+"."+psiResourceKeys[j], dst); err != nil {
+			if err := readPSIBandSet(so[j], name+"."+keys[j], dst); err != nil {
 				return err
 			}
 		}

@@ -141,10 +141,10 @@ func ServerSummaryValues(r *harvest.Result) []Measurement {
 	for _, p := range ps {
 		f("cluster_packing_"+p, pickP(r.Packing.Summary, p))
 	}
-	for _, res := range []string{"cpu", "mem", "io"} {
+	for _, res := range harvest.PSIResources {
 		for _, p := range ps {
-			f("psi_"+res+"_stall_"+p, pickP(r.NodePSI.Resource(res).Summary, p))
-			f("pod_psi_"+res+"_stall_"+p, pickP(r.PodPSI.Resource(res).Summary, p))
+			f("psi_"+res.Key+"_stall_"+p, pickP(r.NodePSI.Resource(res.Key).Summary, p))
+			f("pod_psi_"+res.Key+"_stall_"+p, pickP(r.PodPSI.Resource(res.Key).Summary, p))
 		}
 	}
 	s := &r.Snapshots
