@@ -23,9 +23,10 @@ type PSIScope struct {
 }
 
 // psiResourceKeys are a scope's keys in file order: harvest's resource keys.
-func psiResourceKeys() (keys [len(harvest.PSIResources)]string) {
-	for i, r := range harvest.PSIResources {
-		keys[i] = r.Key
+func psiResourceKeys() []string {
+	var keys []string
+	for _, r := range harvest.PSIResources() {
+		keys = append(keys, r.Key)
 	}
 	return keys
 }
@@ -52,7 +53,7 @@ func psiBandSlices(b *harvest.PSIBandSet) [5]*[]*float64 {
 func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 	var steps []int64
 	for _, b := range []*harvest.PSI{&r.NodePSI, &r.PodPSI} {
-		for _, res := range harvest.PSIResources {
+		for _, res := range harvest.PSIResources() {
 			if rs := b.Resource(res.Key); rs.Series != nil {
 				steps = append(steps, rs.SeriesStep)
 			}
@@ -64,7 +65,7 @@ func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 		dst *PSIScope
 		by  string
 	}{{&r.NodePSI, &d.Node, "instance"}, {&r.PodPSI, &d.Pod, "pod"}} {
-		for i, res := range harvest.PSIResources {
+		for i, res := range harvest.PSIResources() {
 			rs := sc.src.Resource(res.Key)
 			if rs.Bands != nil && rs.Series != nil {
 				*sc.dst.resources()[i] = rs.Bands.BandSet(rs.Series, sc.by, d.StepS)
@@ -143,7 +144,7 @@ func readPSISeries(v any, d *PSISeries) error {
 	keys := psiResourceKeys()
 	for i, sc := range []*PSIScope{&d.Node, &d.Pod} {
 		name := []string{"node", "pod"}[i]
-		so, err := psiExactObject(o[1+i], name, keys[:]...)
+		so, err := psiExactObject(o[1+i], name, keys...)
 		if err != nil {
 			return err
 		}

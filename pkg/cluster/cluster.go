@@ -100,7 +100,7 @@ const (
 var (
 	containerFields = []string{"worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class"}
 	nodeFields      = []string{"node_count", "allocatable_cores", "allocatable_ram_gb", "machine_type", "kubernetes_version"}
-	oomFields       = []string{"worker_restarts", "worker_oomkilled_pods", "evicted", "worker_pods_lost"}
+	oomFields       = harvest.OOMKeys()[2:] // the Kubernetes half of the oom_events block
 )
 
 // Notice says why some facts are null. Reasons never contain credentials.
