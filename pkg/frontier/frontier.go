@@ -95,6 +95,15 @@ type Notice struct {
 	Reason string
 }
 
+// DensityKeys are the row's density keys in row order (after the facts,
+// the run window and the metadata; before the failure ratios): whether a
+// worker holds more than one actor, the frontiers over the final cluster
+// size, the actors-per-pod percentiles.
+func DensityKeys() []string {
+	return []string{"multi_actor_worker", "actors_per_node", "actors_per_vcpu", "actors_per_gb_ram",
+		"actors_per_pod_p50", "actors_per_pod_p90", "actors_per_pod_p99"}
+}
+
 // TrialSummary computes the row's measurements.
 func TrialSummary(in Inputs) (Measurements, []Notice) {
 	var (
