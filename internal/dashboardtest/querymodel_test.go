@@ -155,7 +155,7 @@ func (q densityQuery) validate() error {
 		errs = append(errs, forbid("op", q.Op), forbid("layer", q.Layer))
 	}
 	if q.QueryType == plugin.QueryWorkingSet {
-		errs = append(errs, want("block", q.Block, harvest.WorkingSetBlocks[:]...))
+		errs = append(errs, want("block", q.Block, harvest.WorkingSetBlocks()[:]...))
 	} else {
 		errs = append(errs, forbid("block", q.Block))
 	}

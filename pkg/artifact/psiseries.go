@@ -22,8 +22,14 @@ type PSIScope struct {
 	CPU, Mem, IO harvest.PSIBandSet
 }
 
-// psiResourceKeys are a scope's keys in file order.
-var psiResourceKeys = [...]string{"cpu", "mem", "io"}
+// psiResourceKeys are a scope's keys in file order: harvest's resource keys.
+func psiResourceKeys() []string {
+	var keys []string
+	for _, r := range harvest.PSIResources() {
+		keys = append(keys, r.Key)
+	}
+	return keys
+}
 
 // psiBandKeys are the band keys in file order (the datasource's band names).
 var psiBandKeys = [...]string{"min", "p50", "p90", "p99", "max"}
@@ -47,7 +53,7 @@ func psiBandSlices(b *harvest.PSIBandSet) [5]*[]*float64 {
 func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 	var steps []int64
 	for _, b := range []*harvest.PSI{&r.NodePSI, &r.PodPSI} {
-		for _, res := range harvest.PSIResources {
+		for _, res := range harvest.PSIResources() {
 			if rs := b.Resource(res.Key); rs.Series != nil {
 				steps = append(steps, rs.SeriesStep)
 			}
@@ -59,7 +65,7 @@ func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 		dst *PSIScope
 		by  string
 	}{{&r.NodePSI, &d.Node, "instance"}, {&r.PodPSI, &d.Pod, "pod"}} {
-		for i, res := range harvest.PSIResources {
+		for i, res := range harvest.PSIResources() {
 			rs := sc.src.Resource(res.Key)
 			if rs.Bands != nil && rs.Series != nil {
 				*sc.dst.resources()[i] = rs.Bands.BandSet(rs.Series, sc.by, d.StepS)
@@ -73,10 +79,11 @@ func NewPSISeries(r *harvest.Result, start, end int64) *PSISeries {
 
 // Object is the document as an ordered object, keys in the file's order.
 func (d *PSISeries) Object() Object {
+	keys := psiResourceKeys()
 	scope := func(s *PSIScope) Object {
 		o := make(Object, 0, 3)
 		for i, b := range s.resources() {
-			o = append(o, Field{psiResourceKeys[i], psiBandSetObject(b)})
+			o = append(o, Field{keys[i], psiBandSetObject(b)})
 		}
 		return o
 	}
@@ -134,14 +141,15 @@ func readPSISeries(v any, d *PSISeries) error {
 		return fmt.Errorf("step_s: want a positive integer, got %s", psiDescribe(o[0]))
 	}
 	d.StepS = step
+	keys := psiResourceKeys()
 	for i, sc := range []*PSIScope{&d.Node, &d.Pod} {
 		name := []string{"node", "pod"}[i]
-		so, err := psiExactObject(o[1+i], name, psiResourceKeys[:]...)
+		so, err := psiExactObject(o[1+i], name, keys...)
 		if err != nil {
 			return err
 		}
 		for j, dst := range sc.resources() {
-			if err := readPSIBandSet(so[j], name+"."+psiResourceKeys[j], dst); err != nil {
+			if err := readPSIBandSet(so[j], name+"."+keys[j], dst); err != nil {
 				return err
 			}
 		}

@@ -193,7 +193,7 @@ var blockReaders = map[string]func(raw json.RawMessage, r *harvest.Result) error
 		if _, ok := ws["worker"]; !ok {
 			ws["worker"] = ws["ateom"] // the reference runner's name of the worker block
 		}
-		for _, name := range harvest.WorkingSetBlocks {
+		for _, name := range harvest.WorkingSetBlocks() {
 			src := ws[name]
 			if src == nil {
 				continue
@@ -236,7 +236,7 @@ func readPSI(raw json.RawMessage, countKey string, dst *harvest.PSI) error {
 	if err := json.Unmarshal(raw, &psi); err != nil {
 		return err
 	}
-	for _, res := range harvest.PSIResources {
+	for _, res := range harvest.PSIResources() {
 		var sj summaryJSON
 		if raw, ok := psi[res.Key+"_stall_pct"]; ok {
 			if err := json.Unmarshal(raw, &sj); err != nil {

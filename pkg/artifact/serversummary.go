@@ -36,8 +36,8 @@ func count(x float64) any {
 
 func summaryObject(s percentile.Summary) Object {
 	v := s.Values()
-	o := make(Object, len(percentile.Keys))
-	for i, k := range percentile.Keys {
+	o := make(Object, len(percentile.Keys()))
+	for i, k := range percentile.Keys() {
 		o[i] = Field{k, v[i]}
 	}
 	return o
@@ -80,11 +80,11 @@ func ServerSummary(md ServerMetadata, r *harvest.Result) Object {
 		actTS[i] = Object{{"timestamp", p.Timestamp}, {"active_actors", count(p.ActiveActors)}, {"active_atelets", p.ActiveAtelets}}
 	}
 	ws := Object{}
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		ws = append(ws, Field{name, wsObject(r.WorkingSet.Block(name))})
 	}
 	oom := Object{}
-	for i, k := range harvest.OOMKeys {
+	for i, k := range harvest.OOMKeys() {
 		oom = append(oom, Field{k, r.OOM.Values()[i]})
 	}
 	return Object{
@@ -141,10 +141,10 @@ func ServerSummaryValues(r *harvest.Result) []Measurement {
 	for _, p := range ps {
 		f("cluster_packing_"+p, pickP(r.Packing.Summary, p))
 	}
-	for _, res := range []string{"cpu", "mem", "io"} {
+	for _, res := range harvest.PSIResources() {
 		for _, p := range ps {
-			f("psi_"+res+"_stall_"+p, pickP(r.NodePSI.Resource(res).Summary, p))
-			f("pod_psi_"+res+"_stall_"+p, pickP(r.PodPSI.Resource(res).Summary, p))
+			f("psi_"+res.Key+"_stall_"+p, pickP(r.NodePSI.Resource(res.Key).Summary, p))
+			f("pod_psi_"+res.Key+"_stall_"+p, pickP(r.PodPSI.Resource(res.Key).Summary, p))
 		}
 	}
 	s := &r.Snapshots
@@ -168,13 +168,13 @@ func ServerSummaryValues(r *harvest.Result) []Measurement {
 	for _, p := range ps {
 		f("active_actors_"+p, pickP(r.ActiveActors.Summary, p))
 	}
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		b := r.WorkingSet.Block(name)
 		for _, p := range []string{"p50", "p90", "p95", "p99", "max"} {
 			f("working_set_"+name+"_"+p+"_gb", pickP(b.Summary, p))
 		}
 	}
-	for k, key := range harvest.OOMKeys {
+	for k, key := range harvest.OOMKeys() {
 		i("oom_events_"+key, r.OOM.Values()[k])
 	}
 	return m

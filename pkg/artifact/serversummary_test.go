@@ -272,7 +272,7 @@ func fullResult() *harvest.Result {
 	}
 	sn.CheckpointsInWindow, sn.CheckpointsCumulative = i64p(911), i64p(992)
 	r.ActiveActors = harvest.ActiveActors{Summary: s(240), Atelets: ip(3), Timeseries: []harvest.ActorsPoint{{Timestamp: 1710237565, ActiveActors: 240, ActiveAtelets: 3}}}
-	for i, name := range harvest.WorkingSetBlocks {
+	for i, name := range harvest.WorkingSetBlocks() {
 		*r.WorkingSet.Block(name) = harvest.WSBlock{Summary: s(float64(i) + 4.5), Count: ip(i + 1),
 			Timeseries: []harvest.WSPoint{{Timestamp: 1710237600, TotalGB: 12.5, MaxGB: 3.25}}}
 	}
@@ -286,7 +286,7 @@ func emptyResult() *harvest.Result {
 	r := &harvest.Result{}
 	r.Packing.Timeseries = []harvest.PackingPoint{}
 	r.ActiveActors.Timeseries = []harvest.ActorsPoint{}
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		r.WorkingSet.Block(name).Timeseries = []harvest.WSPoint{}
 	}
 	return r

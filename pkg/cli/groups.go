@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/substrate/density/pkg/promql"
 )
 
-// Defaults of the Prometheus group.
+// Defaults of the Prometheus group: promql's client defaults.
 const (
-	DefaultMaxConcurrency = 8
-	DefaultMaxResponseMB  = 64
+	DefaultMaxConcurrency = promql.DefaultMaxInFlight
+	DefaultMaxResponseMB  = promql.DefaultMaxResponseBytes >> 20
 )
 
 // Prometheus is the flag group of the commands that read Prometheus. A nil

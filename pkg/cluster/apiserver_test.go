@@ -53,6 +53,7 @@ import (
 	"github.com/substrate/density/internal/kubetest"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/clusterfacts"
+	"github.com/substrate/density/pkg/harvest"
 )
 
 const (
@@ -491,7 +492,7 @@ func TestRealAPIServer(t *testing.T) {
 			return r.Status.Allowed
 		}
 		sa := "system:serviceaccount:" + saNS + ":" + saName
-		const ateletNS = cluster.DefaultAteletNamespace
+		ateletNS := harvest.DefaultSelectors().AteletNamespace
 		for _, tc := range []struct {
 			ns, verb, res, sub string
 			allowed            bool

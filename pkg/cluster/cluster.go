@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/substrate/density/pkg/clusterfacts"
+	"github.com/substrate/density/pkg/harvest"
 )
 
 // Options name the worker pods and bound the calls. Zero fields take the
@@ -44,12 +45,14 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// DefaultOptions are the spec's defaults.
+// DefaultOptions are the spec's defaults; the worker namespace and
+// container are harvest's default selectors.
 func DefaultOptions() Options {
+	sel := harvest.DefaultSelectors()
 	return Options{
-		WorkerNamespace: "benchmark-workloads",
+		WorkerNamespace: sel.WorkerNamespace,
 		WorkerLabelKey:  "ate.dev/worker-pool",
-		WorkerContainer: "ateom",
+		WorkerContainer: sel.WorkerContainer,
 		PageSize:        500,
 		Timeout:         DefaultTimeout,
 	}
@@ -97,7 +100,7 @@ const (
 var (
 	containerFields = []string{"worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class"}
 	nodeFields      = []string{"node_count", "allocatable_cores", "allocatable_ram_gb", "machine_type", "kubernetes_version"}
-	oomFields       = []string{"worker_restarts", "worker_oomkilled_pods", "evicted", "worker_pods_lost"}
+	oomFields       = harvest.OOMKeys()[2:] // the Kubernetes half of the oom_events block
 )
 
 // Notice says why some facts are null. Reasons never contain credentials.
@@ -150,11 +153,7 @@ func Discover(ctx context.Context, c kubernetes.Interface, o Options) Result {
 }
 
 // allFacts lists every discovery fact in trial_summary order.
-func allFacts() []string {
-	return []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb",
-		"worker_pod_count", "kubernetes_version", "worker_actor_capacity",
-		"worker_memory_limit_gb", "sandbox_class"}
-}
+func allFacts() []string { return clusterfacts.Keys() }
 
 // notice builds a Notice.
 func (o Options) notice(group string, fields []string, reason string) Notice {

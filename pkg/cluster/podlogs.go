@@ -10,15 +10,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/substrate/density/pkg/harvest"
 )
 
-// Defaults of the pod log reading (phase-breakdown.md).
+// Defaults of the pod log reading (phase-breakdown.md); the atelet
+// namespace and container are harvest's default selectors.
 const (
-	DefaultAteletNamespace = "ate-system"
-	DefaultAteletSelector  = "app=atelet"
-	DefaultAteletContainer = "atelet"
-	DefaultLogTimeout      = 60 * time.Second
-	DefaultMaxLogBytes     = 256 << 20
+	DefaultAteletSelector = "app=atelet"
+	DefaultLogTimeout     = 60 * time.Second
+	DefaultMaxLogBytes    = 256 << 20
 )
 
 // LogOptions say which pod logs to read and bound every call. Zero fields
@@ -40,14 +41,15 @@ type LogOptions struct {
 
 func (o LogOptions) withDefaults() LogOptions {
 	d := DefaultOptions()
+	sel := harvest.DefaultSelectors()
 	def := func(s *string, v string) {
 		if *s == "" {
 			*s = v
 		}
 	}
-	def(&o.AteletNamespace, DefaultAteletNamespace)
+	def(&o.AteletNamespace, sel.AteletNamespace)
 	def(&o.AteletSelector, DefaultAteletSelector)
-	def(&o.AteletContainer, DefaultAteletContainer)
+	def(&o.AteletContainer, sel.AteletContainer)
 	def(&o.WorkerNamespace, d.WorkerNamespace)
 	def(&o.WorkerLabelKey, d.WorkerLabelKey)
 	def(&o.WorkerContainer, d.WorkerContainer)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/harvest"
 )
 
 const rbacPath = "../../deploy/rbac.yaml"
@@ -116,7 +117,7 @@ func manifestPermissions(t *testing.T) map[permission]bool {
 func TestRBACManifestIsExactlyWhatDiscoveryUses(t *testing.T) {
 	granted := manifestPermissions(t)
 	atelet := pod("atelet-1", onNode("n1"))
-	atelet.Namespace, atelet.Labels = cluster.DefaultAteletNamespace, map[string]string{"app": "atelet"}
+	atelet.Namespace, atelet.Labels = harvest.DefaultSelectors().AteletNamespace, map[string]string{"app": "atelet"}
 	c := fake.NewClientset(pod("w1", onNode("n1")), node("n1", "2", "8Gi"), atelet)
 	ctx := context.Background()
 	o := cluster.DefaultOptions()
@@ -163,8 +164,8 @@ func TestRBACManifestIsExactlyWhatDiscoveryUses(t *testing.T) {
 		t.Errorf("granted but never used: %v", extra)
 	}
 	want := map[permission]bool{{"list", "nodes", ""}: true, {"list", "pods", o.WorkerNamespace}: true, {"list", "events", o.WorkerNamespace}: true,
-		{"get", "pods/log", o.WorkerNamespace}:           true,
-		{"list", "pods", cluster.DefaultAteletNamespace}: true, {"get", "pods/log", cluster.DefaultAteletNamespace}: true}
+		{"get", "pods/log", o.WorkerNamespace}:                       true,
+		{"list", "pods", harvest.DefaultSelectors().AteletNamespace}: true, {"get", "pods/log", harvest.DefaultSelectors().AteletNamespace}: true}
 	if !reflect.DeepEqual(granted, want) {
 		t.Errorf("granted %v, want %v", granted, want)
 	}

@@ -19,3 +19,11 @@ type Facts struct {
 	WorkerMemoryLimitGB []float64 // distinct limits.memory in GiB (round 2), sorted
 	SandboxClass        []string  // distinct gvisor/microvm, sorted
 }
+
+// Keys are the facts' trial_summary keys in row order, one per Facts field
+// (a fresh slice each call).
+func Keys() []string {
+	return []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb",
+		"worker_pod_count", "kubernetes_version", "worker_actor_capacity",
+		"worker_memory_limit_gb", "sandbox_class"}
+}

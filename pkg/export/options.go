@@ -17,6 +17,7 @@ import (
 	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/endpoint"
+	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
 
@@ -144,6 +145,7 @@ func (o *Options) prometheus() cli.Prometheus {
 // variables named after the flags). Every bool that defaults to on also
 // gets its hidden --no-X.
 func AddFlags(fs *pflag.FlagSet, o *Options) {
+	sel := harvest.DefaultSelectors()
 	cli.Store{Store: &o.Store, Run: &o.RunID,
 		StoreUsage: "results store URL (file://, gs://, s3://, azblob://) to re-harvest an archived run (with --run)"}.AddTo(fs)
 	o.prometheus().AddTo(fs)
@@ -156,13 +158,13 @@ func AddFlags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.TestName, "test-name", "", "test name (default from the results-store path)")
 	fs.Float64VarP(&o.Users, "users", "u", 0, "Locust -u user count, used only when stats_history.csv has no user counts")
 	fs.Float64Var(&o.ActorsPerUser, "actors-per-user", 1, "actors each Locust user keeps alive (0 means 1)")
-	fs.Int64Var(&o.AteletLagS, "atelet-lag-s", 70, "seconds atelet metrics lag behind reality; snapshot edges shift by half")
-	fs.StringVar(&o.WorkerPool, "worker-pool", "benchmark-ateom", "worker pool name (ate_workerpool_name)")
-	fs.StringVar(&o.WorkerNamespace, "worker-namespace", "benchmark-workloads", "worker pod namespace")
-	fs.StringVar(&o.WorkerContainer, "worker-container", "ateom", "worker container name")
-	fs.StringVar(&o.WorkerPodRegex, "worker-pod-regex", "benchmark-ateom.*", "worker pod name regex")
-	fs.StringVar(&o.AteletNamespace, "atelet-namespace", "ate-system", "atelet namespace")
-	fs.StringVar(&o.AteletContainer, "atelet-container", "atelet", "atelet container name")
+	fs.Int64Var(&o.AteletLagS, "atelet-lag-s", harvest.DefaultLagS, "seconds atelet metrics lag behind reality; snapshot edges shift by half")
+	fs.StringVar(&o.WorkerPool, "worker-pool", sel.WorkerPool, "worker pool name (ate_workerpool_name)")
+	fs.StringVar(&o.WorkerNamespace, "worker-namespace", sel.WorkerNamespace, "worker pod namespace")
+	fs.StringVar(&o.WorkerContainer, "worker-container", sel.WorkerContainer, "worker container name")
+	fs.StringVar(&o.WorkerPodRegex, "worker-pod-regex", sel.WorkerPodRegex, "worker pod name regex")
+	fs.StringVar(&o.AteletNamespace, "atelet-namespace", sel.AteletNamespace, "atelet namespace")
+	fs.StringVar(&o.AteletContainer, "atelet-container", sel.AteletContainer, "atelet container name")
 	fs.BoolVar(&o.PhaseBreakdown, "phase-breakdown", true, "read the atelet and worker pod logs and add the suspend/resume phase percentiles (--no-phase-breakdown switches it off)")
 	fs.Var((*pathList)(&o.PhaseLogs), "phase-logs", "read the timing breakdown records from this file or directory of *.log/*.json (kubectl logs dumps, a Cloud Logging export) instead of the Kubernetes API (repeatable)")
 	fs.DurationVar(&o.PhaseLogTimeout, "phase-log-timeout", cluster.DefaultLogTimeout, "timeout of each pod log read")

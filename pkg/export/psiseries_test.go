@@ -137,7 +137,7 @@ func TestExportPSISeries(t *testing.T) {
 		by    string
 		query func(harvest.Selectors, string) string
 	}{{"node", &doc.Node, "instance", harvest.NodePSIQuery}, {"pod", &doc.Pod, "pod", harvest.PodPSIQuery}} {
-		for i, res := range harvest.PSIResources {
+		for i, res := range harvest.PSIResources() {
 			got := []*harvest.PSIBandSet{&sc.scope.CPU, &sc.scope.Mem, &sc.scope.IO}[i]
 			at := sc.name + "." + res.Key
 			q := sc.query(sel, res.Metric)

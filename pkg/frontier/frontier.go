@@ -95,8 +95,57 @@ type Notice struct {
 	Reason string
 }
 
-// TrialSummary computes the row's measurements.
+// DensityKeys are the row's density keys in row order (after the facts,
+// the run window and the metadata; before the failure ratios): whether a
+// worker holds more than one actor, the frontiers over the final cluster
+// size, the actors-per-pod percentiles.
+func DensityKeys() []string {
+	return []string{"multi_actor_worker", "actors_per_node", "actors_per_vcpu", "actors_per_gb_ram",
+		"actors_per_pod_p50", "actors_per_pod_p90", "actors_per_pod_p99"}
+}
+
+// TrialSummary computes the row's measurements: the cluster facts, the run
+// window and metadata, the density keys (DensityKeys), the failure ratios.
 func TrialSummary(in Inputs) (Measurements, []Notice) {
+	m := factMeasurements(in.Facts)
+	m = append(m, Measurement{"run_start", ptr(strconv.FormatInt(in.RunStart, 10))},
+		Measurement{"run_end", ptr(strconv.FormatInt(in.RunEnd, 10))})
+	for _, kv := range in.Metadata {
+		m = append(m, Measurement{"metadata_" + kv.Key, ptr(kv.Value)})
+	}
+	density, notices := densityMeasurements(in)
+	m = append(m, density...)
+	ratios, ratioNotices := failureRatios(in.Stats, in.StatsErr)
+	return append(m, ratios...), append(notices, ratioNotices...)
+}
+
+// factMeasurements are the cluster facts as printed, in clusterfacts.Keys
+// order.
+func factMeasurements(f clusterfacts.Facts) Measurements {
+	return Measurements{
+		{"machine_type", joinStrings(f.MachineType)},
+		{"node_count", intText(f.NodeCount)},
+		{"allocatable_cores", floatText(f.AllocatableCores)},
+		{"allocatable_ram_gb", floatText(f.AllocatableRAMGB)},
+		{"worker_pod_count", intText(f.WorkerPodCount)},
+		{"kubernetes_version", joinStrings(f.KubernetesVersion)},
+		{"worker_actor_capacity", joinInts(f.WorkerActorCapacity)},
+		{"worker_memory_limit_gb", joinFloats(f.WorkerMemoryLimitGB)},
+		{"sandbox_class", joinStrings(f.SandboxClass)},
+	}
+}
+
+// densityMeasurements are the DensityKeys with the notices of the null
+// ones: multi_actor_worker, the frontiers, the actors-per-pod percentiles.
+func densityMeasurements(in Inputs) (Measurements, []Notice) {
+	perUser := in.ActorsPerUser
+	if perUser == 0 {
+		perUser = 1
+	}
+	observed := observedUsers(in.ObservedUsers)
+	frontiers, frontierNotices := frontierMeasurements(in.Facts, peakActors(observed, in.Users, perUser))
+	p50, p90, p99, podReason := actorsPerPod(observed, perUser, in.Facts.WorkerPodCount)
+
 	var (
 		m       Measurements
 		notices []Notice
@@ -106,91 +155,6 @@ func TrialSummary(in Inputs) (Measurements, []Notice) {
 		put(k, nil)
 		notices = append(notices, Notice{k, reason})
 	}
-	f := in.Facts
-
-	put("machine_type", joinStrings(f.MachineType))
-	put("node_count", intText(f.NodeCount))
-	put("allocatable_cores", floatText(f.AllocatableCores))
-	put("allocatable_ram_gb", floatText(f.AllocatableRAMGB))
-	put("worker_pod_count", intText(f.WorkerPodCount))
-	put("kubernetes_version", joinStrings(f.KubernetesVersion))
-	put("worker_actor_capacity", joinInts(f.WorkerActorCapacity))
-	put("worker_memory_limit_gb", joinFloats(f.WorkerMemoryLimitGB))
-	put("sandbox_class", joinStrings(f.SandboxClass))
-	put("run_start", ptr(strconv.FormatInt(in.RunStart, 10)))
-	put("run_end", ptr(strconv.FormatInt(in.RunEnd, 10)))
-	for _, kv := range in.Metadata {
-		put("metadata_"+kv.Key, ptr(kv.Value))
-	}
-
-	perUser := in.ActorsPerUser
-	if perUser == 0 {
-		perUser = 1
-	}
-	var observed []float64
-	for _, u := range in.ObservedUsers {
-		if u > 0 && u-u == 0 { // finite and positive
-			observed = append(observed, u)
-		}
-	}
-
-	// Density over the final cluster size.
-	var peakActors *float64
-	switch {
-	case len(observed) > 0:
-		peak := observed[0]
-		for _, u := range observed[1:] {
-			peak = max(peak, u)
-		}
-		peakActors = ptr(peak * perUser)
-	case in.Users > 0:
-		peakActors = ptr(in.Users * perUser)
-	}
-	var nodes *float64
-	if f.NodeCount != nil {
-		nodes = ptr(float64(*f.NodeCount))
-	}
-	frontiers := Measurements{}
-	frontierNotices := []Notice{}
-	addFrontier := func(key, denomName string, denom *float64) {
-		switch {
-		case peakActors == nil:
-			frontiers = append(frontiers, Measurement{key, nil})
-			frontierNotices = append(frontierNotices, Notice{key, "no user count: stats_history.csv has none and -u was not given"})
-		case denom == nil:
-			frontiers = append(frontiers, Measurement{key, nil})
-			frontierNotices = append(frontierNotices, Notice{key, denomName + " is null"})
-		case percentile.Round(*denom, 2) == 0:
-			frontiers = append(frontiers, Measurement{key, nil})
-			frontierNotices = append(frontierNotices, Notice{key, denomName + " is 0"})
-		default:
-			// Over the reported (already rounded) denominator.
-			frontiers = append(frontiers, Measurement{key, floatText(ptr(percentile.Round(*peakActors/percentile.Round(*denom, 2), 2)))})
-		}
-	}
-	addFrontier("actors_per_node", "node_count", nodes)
-	addFrontier("actors_per_vcpu", "allocatable_cores", f.AllocatableCores)
-	addFrontier("actors_per_gb_ram", "allocatable_ram_gb", f.AllocatableRAMGB)
-
-	// Actors per pod over every observed user count (ramp-up included).
-	var p50, p90, p99 *float64
-	var podReason string
-	switch {
-	case f.WorkerPodCount == nil:
-		podReason = "worker_pod_count is null"
-	case *f.WorkerPodCount == 0:
-		podReason = "worker_pod_count is 0"
-	case len(observed) == 0:
-		podReason = "no observed user counts in stats_history.csv"
-	default:
-		ratios := make([]float64, len(observed))
-		for i, u := range observed {
-			ratios[i] = percentile.Round(u*perUser/float64(*f.WorkerPodCount), 4)
-		}
-		s := percentile.OfRounded(ratios, 2)
-		p50, p90, p99 = s.P50, s.P90, s.P99
-	}
-
 	switch {
 	case p50 == nil:
 		null("multi_actor_worker", "actors_per_pod_p50 is null")
@@ -211,11 +175,84 @@ func TrialSummary(in Inputs) (Measurements, []Notice) {
 			put(p.key, floatText(p.v))
 		}
 	}
-
-	ratios, ratioNotices := failureRatios(in.Stats, in.StatsErr)
-	m = append(m, ratios...)
-	notices = append(notices, ratioNotices...)
 	return m, notices
+}
+
+// observedUsers keeps the finite, positive observed user counts.
+func observedUsers(users []float64) []float64 {
+	var observed []float64
+	for _, u := range users {
+		if u > 0 && u-u == 0 { // finite and positive
+			observed = append(observed, u)
+		}
+	}
+	return observed
+}
+
+// peakActors is the most actors alive at once: the peak observed user
+// count, else the -u count, times actors per user; nil without either.
+func peakActors(observed []float64, users, perUser float64) *float64 {
+	switch {
+	case len(observed) > 0:
+		return ptr(slices.Max(observed) * perUser)
+	case users > 0:
+		return ptr(users * perUser)
+	}
+	return nil
+}
+
+// frontierMeasurements are the density frontiers over the final cluster
+// size, each over its reported (already rounded) denominator.
+func frontierMeasurements(f clusterfacts.Facts, peak *float64) (Measurements, []Notice) {
+	var nodes *float64
+	if f.NodeCount != nil {
+		nodes = ptr(float64(*f.NodeCount))
+	}
+	m := Measurements{}
+	notices := []Notice{}
+	for _, fr := range []struct {
+		key, denomName string
+		denom          *float64
+	}{
+		{"actors_per_node", "node_count", nodes},
+		{"actors_per_vcpu", "allocatable_cores", f.AllocatableCores},
+		{"actors_per_gb_ram", "allocatable_ram_gb", f.AllocatableRAMGB},
+	} {
+		var reason string
+		switch {
+		case peak == nil:
+			reason = "no user count: stats_history.csv has none and -u was not given"
+		case fr.denom == nil:
+			reason = fr.denomName + " is null"
+		case percentile.Round(*fr.denom, 2) == 0:
+			reason = fr.denomName + " is 0"
+		default:
+			m = append(m, Measurement{fr.key, floatText(ptr(percentile.Round(*peak/percentile.Round(*fr.denom, 2), 2)))})
+			continue
+		}
+		m = append(m, Measurement{fr.key, nil})
+		notices = append(notices, Notice{fr.key, reason})
+	}
+	return m, notices
+}
+
+// actorsPerPod are the p50, p90 and p99 of actors per worker pod over
+// every observed user count (ramp-up included), or why they are null.
+func actorsPerPod(observed []float64, perUser float64, pods *int) (p50, p90, p99 *float64, reason string) {
+	switch {
+	case pods == nil:
+		return nil, nil, nil, "worker_pod_count is null"
+	case *pods == 0:
+		return nil, nil, nil, "worker_pod_count is 0"
+	case len(observed) == 0:
+		return nil, nil, nil, "no observed user counts in stats_history.csv"
+	}
+	ratios := make([]float64, len(observed))
+	for i, u := range observed {
+		ratios[i] = percentile.Round(u*perUser/float64(*pods), 4)
+	}
+	s := percentile.OfRounded(ratios, 2)
+	return s.P50, s.P90, s.P99, ""
 }
 
 // ShouldWriteTrialSummary says whether the run produced stats: status.json

@@ -30,7 +30,7 @@ func iv[T int | int64](x *T) string {
 }
 
 func flatSummary(out *[]kv, prefix string, s percentile.Summary) {
-	for i, k := range percentile.Keys {
+	for i, k := range percentile.Keys() {
 		*out = append(*out, kv{prefix + "." + k, fv(s.Values()[i])})
 	}
 }
@@ -73,7 +73,7 @@ func flatten(r *harvest.Result) []kv {
 		out = append(out, kv{pre + ".timestamp", strconv.FormatInt(pt.Timestamp, 10)},
 			kv{pre + ".active_actors", g(pt.ActiveActors)}, kv{pre + ".active_atelets", strconv.Itoa(pt.ActiveAtelets)})
 	}
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		b := r.WorkingSet.Block(name)
 		pre := "working_set." + name
 		flatSummary(p, pre+".summary", b.Summary)
@@ -84,7 +84,7 @@ func flatten(r *harvest.Result) []kv {
 				kv{tp + ".total_gb", g(pt.TotalGB)}, kv{tp + ".max_gb", g(pt.MaxGB)})
 		}
 	}
-	for i, k := range harvest.OOMKeys {
+	for i, k := range harvest.OOMKeys() {
 		out = append(out, kv{"oom_events." + k, iv(r.OOM.Values()[i])})
 	}
 	return out

@@ -44,7 +44,9 @@ type Selectors struct {
 	AteletContainer string
 }
 
-// DefaultSelectors are the spec's defaults.
+// DefaultSelectors are the spec's defaults (server-telemetry.md): the one
+// home of the selector defaults of the datasource settings, the export
+// flags and pkg/cluster's options.
 func DefaultSelectors() Selectors {
 	return Selectors{
 		WorkerPool:      "benchmark-ateom",
@@ -56,7 +58,8 @@ func DefaultSelectors() Selectors {
 	}
 }
 
-// DefaultLagS is the default atelet export lag in seconds.
+// DefaultLagS is the default atelet export lag in seconds (the datasource's
+// ateletLagSeconds, the export's --atelet-lag-s).
 const DefaultLagS = 70
 
 // Params is one run as the harvest sees it. Times are Unix seconds.

@@ -3,6 +3,7 @@ package harvest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/substrate/density/pkg/promql"
@@ -19,8 +20,11 @@ type OOM struct {
 	WorkerPodsLost      *int64
 }
 
-// OOMKeys are the block's keys in output order.
-var OOMKeys = [6]string{"node", "pod", "worker_restarts", "worker_oomkilled_pods", "evicted", "worker_pods_lost"}
+// oomKeys are the block's keys in output order.
+var oomKeys = [6]string{"node", "pod", "worker_restarts", "worker_oomkilled_pods", "evicted", "worker_pods_lost"}
+
+// OOMKeys are the block's keys in output order (a fresh slice each call).
+func OOMKeys() []string { return slices.Clone(oomKeys[:]) }
 
 // Values returns the fields in OOMKeys order.
 func (o OOM) Values() [6]*int64 {
@@ -32,7 +36,7 @@ const kubernetesPendingReason = "null: Kubernetes facts were not read for this h
 
 func (o OOM) clusterPending() []Notice {
 	var n []Notice
-	for _, k := range OOMKeys[2:] {
+	for _, k := range oomKeys[2:] {
 		n = append(n, Notice{Block: BlockOOM, Field: k, Reason: kubernetesPendingReason})
 	}
 	return n
@@ -62,7 +66,7 @@ func (r *Result) SetKubernetes(k KubernetesOOM) {
 		reason = "unknown"
 	}
 	vals := r.OOM.Values()
-	for i, k := range OOMKeys {
+	for i, k := range oomKeys {
 		if i >= 2 && vals[i] == nil {
 			kept = append(kept, Notice{Block: BlockOOM, Field: k, Reason: "null: " + reason})
 		}

@@ -3,6 +3,7 @@ package harvest
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -10,11 +11,15 @@ import (
 	"github.com/substrate/density/pkg/promql"
 )
 
-// PSIResources are the pressure resources in output order: the metric infix
+// psiResources are the pressure resources in output order: the metric infix
 // and the output key prefix.
-var PSIResources = [3]struct{ Metric, Key string }{
+var psiResources = [3]struct{ Metric, Key string }{
 	{"cpu", "cpu"}, {"memory", "mem"}, {"io", "io"},
 }
+
+// PSIResources are the pressure resources in output order: the metric infix
+// and the output key prefix (a fresh slice each call).
+func PSIResources() []struct{ Metric, Key string } { return slices.Clone(psiResources[:]) }
 
 // PSIResource is one resource of a PSI block.
 type PSIResource struct {
@@ -155,15 +160,15 @@ func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by strin
 	// samples, 268 MB), and the other blocks keep the request slots busy
 	// meanwhile.
 	var reads [3]psiRead
-	reads[0] = readPSI(ctx, c, p, query(PSIResources[0].Metric), by)
+	reads[0] = readPSI(ctx, c, p, query(psiResources[0].Metric), by)
 	if reads[0].pooled <= concurrentPSIPooled {
 		var wg sync.WaitGroup
-		for i, r := range PSIResources[1:] {
+		for i, r := range psiResources[1:] {
 			wg.Go(func() { reads[i+1] = readPSI(ctx, c, p, query(r.Metric), by) })
 		}
 		wg.Wait()
 	} else {
-		for i, r := range PSIResources[1:] {
+		for i, r := range psiResources[1:] {
 			reads[i+1] = readPSI(ctx, c, p, query(r.Metric), by)
 		}
 	}
@@ -172,7 +177,7 @@ func harvestPSI(ctx context.Context, c *promql.Client, p Params, block, by strin
 	var notices []Notice
 	seen := map[string]struct{}{}
 	okReads := 0
-	for i, r := range PSIResources {
+	for i, r := range psiResources {
 		dst := out.Resource(r.Key)
 		field := r.Key + "_stall_pct"
 		rd := reads[i]

@@ -60,7 +60,7 @@ func TestPSISeriesBandsExactAtScale(t *testing.T) {
 		t.Fatalf("kept series every %d s, bands every %d s: the test needs thinned series", b.CPU.SeriesStep, step)
 	}
 
-	for i, res := range harvest.PSIResources {
+	for i, res := range harvest.PSIResources() {
 		got := [...]*harvest.PSIBandSet{&doc.Pod.CPU, &doc.Pod.Mem, &doc.Pod.IO}[i]
 		query := harvest.PodPSIQuery(p.Sel, res.Metric)
 		full, err := whole.Range(ctx, query, p.Start, p.End, harvest.Step)

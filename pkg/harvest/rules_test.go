@@ -526,7 +526,7 @@ func TestOOMHostsAndAbsentFamily(t *testing.T) {
 	if o.Pod != nil || !hasNotice(notices, BlockOOM, "pod", "no series") {
 		t.Errorf("pod = %s, want null with a notice (family absent): %v", pi(o.Pod), notices)
 	}
-	for _, k := range OOMKeys[2:] {
+	for _, k := range oomKeys[2:] {
 		if !hasNotice(notices, BlockOOM, k, "Kubernetes") {
 			t.Errorf("no placeholder notice for %s until the Kubernetes facts are set", k)
 		}

@@ -3,6 +3,7 @@ package harvest
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/substrate/density/pkg/percentile"
@@ -12,8 +13,12 @@ import (
 // GiB is the divisor of working-set bytes.
 const GiB = 1 << 30
 
-// WorkingSetBlocks are the five sub-blocks in output order.
-var WorkingSetBlocks = [5]string{"node", "worker", "atelet", "actor", "per_actor"}
+// workingSetBlocks are the five sub-blocks in output order.
+var workingSetBlocks = [5]string{"node", "worker", "atelet", "actor", "per_actor"}
+
+// WorkingSetBlocks are the five sub-blocks in output order (a fresh slice
+// each call).
+func WorkingSetBlocks() []string { return slices.Clone(workingSetBlocks[:]) }
 
 // WSBlock is one working_set sub-block (values in GiB).
 type WSBlock struct {
@@ -88,7 +93,7 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 	var cadvisor [3]wsRead // node, worker, atelet: folded while streaming
 	var actor, sampledRead rangeRead
 	var wg sync.WaitGroup
-	for i, b := range WorkingSetBlocks[:3] {
+	for i, b := range workingSetBlocks[:3] {
 		wg.Go(func() { cadvisor[i] = readWS(ctx, c, p, WorkingSetQuery(p.Sel, b)) })
 	}
 	wg.Go(func() {
@@ -106,7 +111,7 @@ func workingSet(ctx context.Context, c *promql.Client, p Params, sampled sampled
 		"atelet working sets on nodes hosting a live worker",
 	}
 	// cAdvisor blocks: one column per result series, unshifted.
-	for i, name := range WorkingSetBlocks[:3] {
+	for i, name := range workingSetBlocks[:3] {
 		var n []Notice
 		switch r := cadvisor[i]; {
 		case r.err != nil:

@@ -14,8 +14,11 @@ type Summary struct {
 	Min, P50, P90, P95, P99, Max, Avg *float64
 }
 
-// Keys is the JSON key order of a Summary.
-var Keys = [...]string{"min", "p50", "p90", "p95", "p99", "max", "avg"}
+// keys is the JSON key order of a Summary.
+var keys = [...]string{"min", "p50", "p90", "p95", "p99", "max", "avg"}
+
+// Keys is the JSON key order of a Summary (a fresh slice each call).
+func Keys() []string { return slices.Clone(keys[:]) }
 
 // Values returns the fields in Keys order.
 func (s Summary) Values() [7]*float64 {
@@ -24,7 +27,7 @@ func (s Summary) Values() [7]*float64 {
 
 // Get returns the field named by one of Keys (nil for an unknown key).
 func (s Summary) Get(key string) *float64 {
-	for i, k := range Keys {
+	for i, k := range keys {
 		if k == key {
 			return s.Values()[i]
 		}

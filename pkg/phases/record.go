@@ -53,8 +53,8 @@ var prefixes = [...]prefix{
 	{"ateom.actor.checkpoint.duration.", LayerAteom, OpCheckpoint},
 }
 
-// KnownPhases is the report order; unknown phases sort after these, by name.
-var KnownPhases = [...]string{
+// knownPhases is the report order; unknown phases sort after these, by name.
+var knownPhases = [...]string{
 	"volume_mount", "manifest_fetch", "sandbox_assets", "download", "oci_unpack",
 	"ateom_restore", "prep", "egress_prepare", "net_setup", "bundles", "upper_join", "lowers",
 	"pause_rootfs", "pause_create", "pause_restore", "app_rootfs", "app_create",
@@ -64,8 +64,8 @@ var KnownPhases = [...]string{
 }
 
 var knownIndex = func() map[string]int {
-	m := make(map[string]int, len(KnownPhases))
-	for i, p := range KnownPhases {
+	m := make(map[string]int, len(knownPhases))
+	for i, p := range knownPhases {
 		m[p] = i
 	}
 	return m

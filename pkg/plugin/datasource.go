@@ -103,7 +103,7 @@ func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, no
 		// queries that need it say why.
 		d.catalogs.Store, d.storeErr = runs.OpenStore(ctx, cfg.ResultsStore)
 	}
-	if cfg.Kube.Access != KubeOff {
+	if cfg.Kube.Access != cluster.ModeOff {
 		d.kube, d.kubeErr = cluster.NewClient(cfg.Kube.access(cfg.Timeout))
 	}
 	return d, nil

@@ -130,7 +130,7 @@ func TestStoredRunFactsComeFromItsArtifacts(t *testing.T) {
 	c := e.client(t)
 
 	cf := e.one(t, c, map[string]any{"queryType": "clusterFacts", "run": e.runID}).Frames[0]
-	checkTrialCells(t, cf, 0, m, factKeys)
+	checkTrialCells(t, cf, 0, m, clusterfacts.Keys())
 	if got := field(t, cf, "machine_type").At(0).(*string); got == nil || *got != "c3-standard-8,n2-standard-8" {
 		t.Errorf("machine_type %v", got)
 	}
@@ -181,7 +181,7 @@ func TestStoredRunWithoutTrialRow(t *testing.T) {
 	e := newEnv(t, "steady")
 	c := e.client(t)
 	cf := e.one(t, c, map[string]any{"queryType": "clusterFacts", "run": e.runID}).Frames[0]
-	for _, k := range factKeys {
+	for _, k := range clusterfacts.Keys() {
 		if v, ok := field(t, cf, k).ConcreteAt(0); ok {
 			t.Errorf("%s = %v, want null", k, v)
 		}

@@ -86,8 +86,8 @@ func unixPtr(t int64, ok bool) *time.Time {
 // summaryFields is P as one-row nullable number fields min … avg.
 func summaryFields(s percentile.Summary, label, what, unit string) []*data.Field {
 	vals := s.Values()
-	out := make([]*data.Field, len(percentile.Keys))
-	for i, k := range percentile.Keys {
+	out := make([]*data.Field, len(percentile.Keys()))
+	for i, k := range percentile.Keys() {
 		out[i] = configured(data.NewField(k, nil, []*float64{vals[i]}), withPrefix(label, what+" "+k), unit)
 	}
 	return out

@@ -35,8 +35,8 @@ func (d *Datasource) oomFrames(ctx context.Context, _ queryModel, e runs.Entry, 
 	})
 	r := engine.Run(ctx, d.params(e, d.now().Unix()), block, d.kubernetes(ctx, e)).Harvest
 	vals := r.OOM.Values()
-	fields := make([]*data.Field, len(harvest.OOMKeys))
-	for i, k := range harvest.OOMKeys {
+	fields := make([]*data.Field, len(harvest.OOMKeys()))
+	for i, k := range harvest.OOMKeys() {
 		fields[i] = configured(data.NewField(k, nil, []*int64{vals[i]}), withPrefix(label, oomDisplay[k]), unitNone)
 	}
 	frame := data.NewFrame(frameName("oom events", label), fields...)

@@ -16,7 +16,7 @@ var workingSetDisplay = map[string]string{
 }
 
 func checkWorkingSet(m *queryModel) error {
-	return oneOf("block", &m.Block, "node", harvest.WorkingSetBlocks[:]...)
+	return oneOf("block", &m.Block, "node", harvest.WorkingSetBlocks()[:]...)
 }
 
 // handleWorkingSet answers `workingSet` for one sub-block (block node,

@@ -310,11 +310,11 @@ func (d *Datasource) checkStore(ctx context.Context) healthPart {
 // checkKubernetes verifies the RBAC discovery needs (list nodes, pods,
 // events) through pkg/cluster.
 func (d *Datasource) checkKubernetes(ctx context.Context) healthPart {
-	if d.settings.Kube.Access == KubeOff {
+	if d.settings.Kube.Access == cluster.ModeOff {
 		return healthPart{"Kubernetes", partOff, ""}
 	}
 	name := "Kubernetes (" + d.settings.Kube.Access + ")"
-	if d.settings.Kube.Access == KubeToken {
+	if d.settings.Kube.Access == cluster.ModeToken {
 		name = "Kubernetes (" + URLHost(d.settings.Kube.URL) + ")"
 	}
 	if d.kubeErr != nil {

@@ -19,7 +19,7 @@ import (
 func checkSummary(t *testing.T, f *data.Frame, want percentile.Summary, unit string) {
 	t.Helper()
 	vals := want.Values()
-	for i, k := range percentile.Keys {
+	for i, k := range percentile.Keys() {
 		fld := field(t, f, k)
 		if got := num(t, fld, 0); !eqPtr(got, vals[i]) {
 			t.Errorf("%s.%s = %s, want %s", f.Name, k, fmtPtr(got), fmtPtr(vals[i]))
@@ -174,7 +174,7 @@ func TestQueryTypesMatchHarvest(t *testing.T) {
 				}
 			})
 
-			for _, block := range harvest.WorkingSetBlocks {
+			for _, block := range harvest.WorkingSetBlocks() {
 				t.Run("workingSet "+block, func(t *testing.T) {
 					r := e.one(t, c, map[string]any{"queryType": "workingSet", "run": run, "block": block})
 					wb := want.WorkingSet.Block(block)
@@ -206,7 +206,7 @@ func TestQueryTypesMatchHarvest(t *testing.T) {
 				r := e.one(t, c, map[string]any{"queryType": "oomEvents", "run": run})
 				f := r.Frames[0]
 				vals := want.OOM.Values()
-				for i, k := range harvest.OOMKeys[:2] {
+				for i, k := range harvest.OOMKeys()[:2] {
 					if got := num(t, field(t, f, k), 0); !eqPtr(got, i64f(vals[i])) {
 						t.Errorf("%s = %s, want %s", k, fmtPtr(got), fmtPtr(i64f(vals[i])))
 					}
@@ -231,7 +231,7 @@ func TestQueryTypesMatchHarvest(t *testing.T) {
 				}
 				// The run is not in the store with a server_summary.json:
 				// the Kubernetes counts are null, with the reason.
-				for _, k := range harvest.OOMKeys[2:] {
+				for _, k := range harvest.OOMKeys()[2:] {
 					if got := num(t, field(t, f, k), 0); got != nil {
 						t.Errorf("%s = %v, want null", k, *got)
 					}

@@ -6,47 +6,35 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/endpoint"
+	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts"
 )
 
-// Defaults of the jsonData settings (datasource.md "Fixed names";
-// server-telemetry.md for the selectors and the atelet lag).
+// Defaults of the jsonData settings (datasource.md "Fixed names"). The
+// selectors, the atelet lag, the run discovery and the Prometheus client
+// limits take their defaults from the engine's packages (harvest, runs,
+// promql).
 const (
-	DefaultUserCountQuery      = "sum(locust_users)"
-	DefaultRunGapSeconds       = 120
-	DefaultAteletLagSeconds    = 70
-	DefaultMaxConcurrent       = 8
-	DefaultWorkerPool          = "benchmark-ateom"
-	DefaultWorkerNamespace     = "benchmark-workloads"
-	DefaultWorkerContainer     = "ateom"
-	DefaultWorkerPodRegex      = "benchmark-ateom.*"
-	DefaultAteletNamespace     = "ate-system"
-	DefaultAteletContainer     = "atelet"
 	DefaultLiveFactsMaxAgeSecs = 3600
 	DefaultCacheEntries        = 256
 	DefaultMaxSeries           = 50
 	DefaultTopSeries           = 10
-	DefaultMaxResponseBytes    = 64 << 20
 	DefaultMaxRangeDays        = 31
 	DefaultMaxRunsPerQuery     = 2000
 	// DefaultStoredRunCacheMiB bounds the parsed rows of stored runs one
 	// datasource instance keeps (datasource.md "Caching").
 	DefaultStoredRunCacheMiB = 256
-)
-
-// Kubernetes access modes (jsonData kubernetesAccess).
-const (
-	KubeOff        = "off"
-	KubeInCluster  = "inCluster"
-	KubeKubeconfig = "kubeconfig"
-	KubeToken      = "token"
 )
 
 // Sentinel settings errors. Each names the setting so the health check and a
@@ -124,7 +112,7 @@ type Settings struct {
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
 // are secrets.
 type Kube struct {
-	Access     string
+	Access     string // one of cluster.ModeOff, ModeInCluster, ModeKubeconfig, ModeToken
 	ConfigPath string
 	Context    string
 	URL        string
@@ -222,6 +210,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			return Settings{}, fmt.Errorf("%w: %v", ErrInvalidJSONData, err)
 		}
 	}
+	sel := harvest.DefaultSelectors()
 	out := Settings{
 		PrometheusURL:   strings.TrimSpace(s.URL),
 		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
@@ -230,15 +219,15 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		Acks:            jd.Acks,
 		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
 		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
-		UserCountQuery:  orDefault(jd.UserCountQuery, DefaultUserCountQuery),
-		WorkerPool:      orDefault(jd.WorkerPool, DefaultWorkerPool),
-		WorkerNamespace: orDefault(jd.WorkerNamespace, DefaultWorkerNamespace),
-		WorkerContainer: orDefault(jd.WorkerContainer, DefaultWorkerContainer),
-		WorkerPodRegex:  orDefault(jd.WorkerPodRegex, DefaultWorkerPodRegex),
-		AteletNamespace: orDefault(jd.AteletNamespace, DefaultAteletNamespace),
-		AteletContainer: orDefault(jd.AteletContainer, DefaultAteletContainer),
+		UserCountQuery:  orDefault(jd.UserCountQuery, runs.DefaultUserCountQuery),
+		WorkerPool:      orDefault(jd.WorkerPool, sel.WorkerPool),
+		WorkerNamespace: orDefault(jd.WorkerNamespace, sel.WorkerNamespace),
+		WorkerContainer: orDefault(jd.WorkerContainer, sel.WorkerContainer),
+		WorkerPodRegex:  orDefault(jd.WorkerPodRegex, sel.WorkerPodRegex),
+		AteletNamespace: orDefault(jd.AteletNamespace, sel.AteletNamespace),
+		AteletContainer: orDefault(jd.AteletContainer, sel.AteletContainer),
 		Kube: Kube{
-			Access:     orDefault(jd.KubernetesAccess, KubeOff),
+			Access:     orDefault(jd.KubernetesAccess, cluster.ModeOff),
 			ConfigPath: strings.TrimSpace(jd.KubeconfigPath),
 			Context:    strings.TrimSpace(jd.KubeContext),
 			URL:        strings.TrimSpace(jd.KubernetesURL),
@@ -262,10 +251,10 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		def  int64
 		dst  *int64
 	}{
-		{"runGapSeconds", jd.RunGapSeconds, DefaultRunGapSeconds, &out.RunGapSeconds},
-		{"ateletLagSeconds", jd.AteletLagSeconds, DefaultAteletLagSeconds, &out.AteletLagSeconds},
+		{"runGapSeconds", jd.RunGapSeconds, runs.DefaultRunGap, &out.RunGapSeconds},
+		{"ateletLagSeconds", jd.AteletLagSeconds, harvest.DefaultLagS, &out.AteletLagSeconds},
 		{"liveFactsMaxAgeSeconds", jd.LiveFactsMaxAgeSeconds, DefaultLiveFactsMaxAgeSecs, &out.LiveFactsMaxAgeSeconds},
-		{"maxResponseBytes", jd.MaxResponseBytes, DefaultMaxResponseBytes, &out.MaxResponseBytes},
+		{"maxResponseBytes", jd.MaxResponseBytes, promql.DefaultMaxResponseBytes, &out.MaxResponseBytes},
 		{"maxRangeDays", jd.MaxRangeDays, DefaultMaxRangeDays, &out.MaxRangeDays},
 	}
 	for _, n := range nums {
@@ -278,7 +267,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		return Settings{}, err
 	}
 	out.Timeout = time.Duration(timeout) * time.Second
-	mc, err := jd.MaxConcurrentQueries.int64Or("maxConcurrentQueries", DefaultMaxConcurrent)
+	mc, err := jd.MaxConcurrentQueries.int64Or("maxConcurrentQueries", promql.DefaultMaxInFlight)
 	if err != nil {
 		return Settings{}, err
 	}
@@ -310,7 +299,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)
 	// 0 would refuse every read: the defaults apply.
 	if out.MaxResponseBytes == 0 {
-		out.MaxResponseBytes = DefaultMaxResponseBytes
+		out.MaxResponseBytes = promql.DefaultMaxResponseBytes
 	}
 	if out.MaxRangeDays == 0 {
 		out.MaxRangeDays = DefaultMaxRangeDays
@@ -332,12 +321,12 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 
 func (k Kube) validate() error {
 	switch k.Access {
-	case KubeOff, KubeInCluster:
-	case KubeKubeconfig:
+	case cluster.ModeOff, cluster.ModeInCluster:
+	case cluster.ModeKubeconfig:
 		if k.ConfigPath == "" && strings.TrimSpace(k.Kubeconfig) == "" {
 			return ErrMissingKubeconfig
 		}
-	case KubeToken:
+	case cluster.ModeToken:
 		if k.URL == "" || k.Token == "" {
 			return ErrMissingKubeToken
 		}
@@ -371,8 +360,7 @@ func validateStoreURL(raw string) error {
 	if err != nil {
 		return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, endpoint.Redact(raw))
 	}
-	switch u.Scheme {
-	case "file", "gs", "s3", "azblob":
+	if slices.Contains(runs.StoreSchemes(), u.Scheme) {
 		return nil
 	}
 	return fmt.Errorf("%w (%s)", ErrInvalidStoreURL, endpoint.Redact(raw))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/ladder"
@@ -318,7 +319,7 @@ func (d *Datasource) kubernetes(ctx context.Context, e runs.Entry) engine.Kubern
 	if e.Source == runs.SourceStore {
 		return engine.Kubernetes{Recorded: d.recordedOOM(ctx, e)}
 	}
-	if d.settings.Kube.Access == KubeOff {
+	if d.settings.Kube.Access == cluster.ModeOff {
 		return engine.Kubernetes{Why: "Kubernetes access is off in the datasource settings"}
 	}
 	return engine.Kubernetes{Why: "a run outside the results store has no \"before\" snapshot of the worker pods, without which restarts, OOM-killed pods, evictions and lost pods cannot be counted"}

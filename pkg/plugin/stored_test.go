@@ -809,7 +809,7 @@ func TestPanelResolutionPointsPerSeries(t *testing.T) {
 					res = stored.Result.PodPSI.CPU.Summary
 				}
 				sf := resp.Frames[1]
-				for i, k := range percentile.Keys {
+				for i, k := range percentile.Keys() {
 					got, ok := field(t, sf, k).ConcreteAt(0)
 					if w := res.Values()[i]; w == nil || !ok || got != *w {
 						t.Errorf("%s: summary %s = %v, stored %v", what, k, got, w)

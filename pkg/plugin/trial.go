@@ -42,10 +42,6 @@ var trialTextKeys = map[string]bool{
 
 func isTextKey(k string) bool { return trialTextKeys[k] || strings.HasPrefix(k, "metadata_") }
 
-// factKeys are the cluster facts of a trial_summary row, in row order.
-var factKeys = []string{"machine_type", "node_count", "allocatable_cores", "allocatable_ram_gb",
-	"worker_pod_count", "kubernetes_version", "worker_actor_capacity", "worker_memory_limit_gb", "sandbox_class"}
-
 // frontierKeys are the density frontiers of a trial_summary row, in row
 // order (failure ratios follow, named per operation).
 var frontierKeys = []string{"actors_per_node", "actors_per_vcpu", "actors_per_gb_ram",
@@ -77,7 +73,7 @@ func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 	s := d.storedRows(ctx, e)
 	t.notices = append(t.notices, notesOf(e.ID, problems(s.problem))...)
 	if s.trial == nil {
-		for _, k := range factKeys {
+		for _, k := range clusterfacts.Keys() {
 			t.put(k, nil)
 		}
 		for _, k := range frontierKeys {
@@ -152,7 +148,7 @@ func (d *Datasource) liveTrial(ctx context.Context, e runs.Entry, now int64) (tr
 // ("" when it may).
 func (d *Datasource) liveFactsUnavailable(e runs.Entry, now int64) string {
 	switch {
-	case d.settings.Kube.Access == KubeOff:
+	case d.settings.Kube.Access == cluster.ModeOff:
 		return "Kubernetes access is off in the datasource settings"
 	case d.kube == nil:
 		return fmt.Sprintf("the Kubernetes client could not be built: %v", d.kubeErr)

@@ -283,7 +283,7 @@ func build(in Input) (*page, error) {
 	} {
 		b := psiBlock{Title: sc.title, Block: sc.block, CountKey: sc.block + "." + sc.count}
 		b.Count = intFigure(b.CountKey, sc.count, intp(sc.psi.Count))
-		for _, res := range harvest.PSIResources {
+		for _, res := range harvest.PSIResources() {
 			row := psiRow{Resource: res.Key}
 			for _, p := range []string{"p50", "p90", "p95", "p99"} {
 				row.Cells = append(row.Cells, fig(sc.flatPrefix+res.Key+"_stall_"+p, p, "%"))
@@ -295,7 +295,7 @@ func build(in Input) (*page, error) {
 		} else {
 			scope := sc.scope(in.PSI)
 			for i, set := range []*harvest.PSIBandSet{&scope.CPU, &scope.Mem, &scope.IO} {
-				res := harvest.PSIResources[i].Key
+				res := harvest.PSIResources()[i].Key
 				key := sc.block + "." + res
 				c, err := drawTime(timeChart{
 					Title: fmt.Sprintf("%s %s stall", sc.title, res), YLabel: res + "_stall_pct (%)", Start: md.Start, End: md.End, Steady: steady,
@@ -358,7 +358,7 @@ func build(in Input) (*page, error) {
 	}
 
 	// Working sets.
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		b := r.WorkingSet.Block(name)
 		row := wsRow{Block: name}
 		for _, p := range []string{"p50", "p90", "p95", "p99", "max"} {
@@ -370,7 +370,7 @@ func build(in Input) (*page, error) {
 	// One small chart per block: the blocks differ by orders of magnitude
 	// (a node's GB against an atelet's), so a shared axis would flatten the
 	// small ones into the floor.
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		b := r.WorkingSet.Block(name)
 		var t []int64
 		var tot, mx []*float64
@@ -387,7 +387,7 @@ func build(in Input) (*page, error) {
 	}
 
 	// OOM and evictions.
-	for _, k := range harvest.OOMKeys {
+	for _, k := range harvest.OOMKeys() {
 		pg.OOM = append(pg.OOM, fig("oom_events_"+k, k, "events"))
 	}
 

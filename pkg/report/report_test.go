@@ -60,7 +60,7 @@ func synthetic(dur int64, pods int) Input {
 		}
 		r.Packing.Timeseries = append(r.Packing.Timeseries, harvest.PackingPoint{Timestamp: ts, Busy: busy, Total: total, Ratio: ratio})
 		r.ActiveActors.Timeseries = append(r.ActiveActors.Timeseries, harvest.ActorsPoint{Timestamp: ts, ActiveActors: busy * 3, ActiveAtelets: 4})
-		for j, name := range harvest.WorkingSetBlocks {
+		for j, name := range harvest.WorkingSetBlocks() {
 			b := r.WorkingSet.Block(name)
 			b.Timeseries = append(b.Timeseries, harvest.WSPoint{Timestamp: ts,
 				TotalGB: round4(wave(i, 90, 0.5, 2+float64(j))), MaxGB: round4(wave(i, 90, 0.1, 0.5+float64(j)/4))})
@@ -68,7 +68,7 @@ func synthetic(dur int64, pods int) Input {
 	}
 	r.Packing.Summary = summary(0.5)
 	for k, p := range []*harvest.PSI{&r.NodePSI, &r.PodPSI} {
-		for ri, res := range harvest.PSIResources {
+		for ri, res := range harvest.PSIResources() {
 			p.Resource(res.Key).Summary = summary(float64(ri+1) * float64(k+1) * 1.25)
 		}
 	}
@@ -82,7 +82,7 @@ func synthetic(dur int64, pods int) Input {
 	s.CheckpointMeanS, s.CheckpointMBs = nil, f64(512.5) // one null with its notice
 	r.ActiveActors.Summary = summary(110)
 	r.ActiveActors.Atelets = intp0(4)
-	for j, name := range harvest.WorkingSetBlocks {
+	for j, name := range harvest.WorkingSetBlocks() {
 		b := r.WorkingSet.Block(name)
 		b.Summary = summary(2 + float64(j))
 		b.Count = intp0(10 * (j + 1))
@@ -299,7 +299,7 @@ func artifactValues(in Input) map[string]*float64 {
 	} else {
 		want["snapshots.checkpoints_cumulative"] = nil
 	}
-	for _, name := range harvest.WorkingSetBlocks {
+	for _, name := range harvest.WorkingSetBlocks() {
 		want["working_set."+name+".count"] = num(r.WorkingSet.Block(name).Count)
 	}
 	return want

@@ -129,6 +129,10 @@ func OpenStore(ctx context.Context, rawURL string) (*Store, error) {
 	return &Store{bucket: b, where: where, cache: map[string]Entry{}, read: map[string]artifact.RunRows{}}, nil
 }
 
+// StoreSchemes are the results-store URL schemes OpenStore takes (an
+// absolute path is a file:// store); the datasource settings check them too.
+func StoreSchemes() []string { return []string{"file", "gs", "s3", "azblob"} }
+
 // storeURL normalises a store URL for blob.OpenBucket and returns a form
 // safe for messages.
 func storeURL(raw string) (string, string, error) {
@@ -141,10 +145,10 @@ func storeURL(raw string) (string, string, error) {
 		return "", "", fmt.Errorf("results store URL: not a URL")
 	}
 	where := endpoint.Redact(raw)
-	switch u.Scheme {
-	case "file":
+	switch {
+	case u.Scheme == "file":
 		return u.String(), where, nil
-	case "gs", "s3", "azblob":
+	case slices.Contains(StoreSchemes(), u.Scheme):
 		if p := strings.Trim(u.Path, "/"); p != "" {
 			q := u.Query()
 			prefix := p + "/"

@@ -7,7 +7,7 @@ package verdicts
 import (
 	"strings"
 
-	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
 )
@@ -111,19 +111,65 @@ func Excluded(key string) bool {
 }
 
 // knownKeys are the undotted keys a gate may name: the server_summary and
-// trial_summary measurements.
+// trial_summary measurements, from the tables that name them (spec
+// stats-jsonl.md). Per-operation failure ratios are a pattern (Known);
+// dotted keys (`<metric>.<key>`: ladder, phase and other rows) are judged
+// by their row, not here. TestKnownKeysAreTheExportsKeys pins the set to
+// what the export writes for a simulated run.
 var knownKeys = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range artifact.ServerSummaryMeasurements(&harvest.Result{}).Keys() {
+	for _, k := range serverSummaryKeys() {
 		m[k] = true
 	}
-	ms, _ := frontier.TrialSummary(frontier.Inputs{})
-	for _, f := range ms {
-		m[f.Key] = true
+	for _, k := range trialSummaryKeys() {
+		m[k] = true
 	}
-	m["aggregate_failure_ratio"] = true
 	return m
 }()
+
+// serverSummaryKeys are the server_summary row's flat keys.
+func serverSummaryKeys() []string {
+	ps := []string{"p50", "p90", "p95", "p99"}
+	var ks []string
+	for _, p := range ps {
+		ks = append(ks, "cluster_packing_"+p)
+	}
+	for _, res := range harvest.PSIResources() {
+		for _, p := range ps {
+			ks = append(ks, "psi_"+res.Key+"_stall_"+p, "pod_psi_"+res.Key+"_stall_"+p)
+		}
+	}
+	for _, f := range (&harvest.Snapshots{}).Fields() {
+		switch {
+		case f.Key == "checkpoints_cumulative": // server_summary.json only
+		case strings.HasPrefix(f.Key, "size_"):
+			ks = append(ks, "snapshot_"+f.Key)
+		default:
+			ks = append(ks, f.Key)
+		}
+	}
+	for _, p := range ps {
+		ks = append(ks, "active_actors_"+p)
+	}
+	for _, b := range harvest.WorkingSetBlocks() {
+		for _, p := range append(ps, "max") {
+			ks = append(ks, "working_set_"+b+"_"+p+"_gb")
+		}
+	}
+	for _, k := range harvest.OOMKeys() {
+		ks = append(ks, "oom_events_"+k)
+	}
+	return ks
+}
+
+// trialSummaryKeys are the trial_summary row's fixed keys: the cluster
+// facts, the run window, the density frontiers and the aggregate failure
+// ratio (metadata_* keys are the run's own and not gated).
+func trialSummaryKeys() []string {
+	ks := append(clusterfacts.Keys(), "run_start", "run_end")
+	ks = append(ks, frontier.DensityKeys()...)
+	return append(ks, frontier.RatioKey(frontier.AggregateName))
+}
 
 // Known reports whether an undotted key is a server_summary or
 // trial_summary measurement (per-operation failure ratios included).

@@ -13,8 +13,9 @@ import (
 	"github.com/substrate/density/pkg/percentile"
 )
 
-// CohortKeys are the trial_summary keys that keep runs apart when recorded.
-var CohortKeys = []string{"sandbox_class", "machine_type", "node_count"}
+// CohortKeys are the trial_summary keys that keep runs apart when recorded
+// (a fresh slice each call).
+func CohortKeys() []string { return []string{"sandbox_class", "machine_type", "node_count"} }
 
 // Cohort is the runs of one test name and one set of cohort values,
 // ordered by start.
@@ -27,7 +28,7 @@ type Cohort struct {
 // plus extra; each cohort is ordered by start (then id), cohorts by their
 // first run.
 func Cohorts(runs []*Run, extra []string) []Cohort {
-	keys := append(append([]string(nil), CohortKeys...), extra...)
+	keys := append(CohortKeys(), extra...)
 	byLabel := map[string]int{}
 	var out []Cohort
 	sorted := append([]*Run(nil), runs...)

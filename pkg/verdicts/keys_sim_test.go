@@ -1,0 +1,66 @@
+package verdicts_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/substrate/density/internal/storetest"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/frontier"
+	"github.com/substrate/density/pkg/verdicts"
+)
+
+// TestKnownKeysAreTheExportsKeys: the key registry is exactly the
+// undotted keys the real export writes into a simulated run's
+// server_summary and trial_summary rows (per-operation failure ratios,
+// matched by their pattern, and the run's metadata_* aside), so a key
+// added to or dropped from the artifact without the registry fails here.
+func TestKnownKeysAreTheExportsKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates, backfills and exports a run")
+	}
+	st := storetest.Build(t, storetest.Options{Runs: 1})
+	f, err := os.Open(filepath.Join(st.Runs[0].Dir, "stats.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := artifact.ReadRows(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var written []string
+	for _, l := range lines {
+		if l.Row == nil || (l.Row.Metric != artifact.MetricServerSummary && l.Row.Metric != artifact.MetricTrialSummary) {
+			continue
+		}
+		seen[l.Row.Metric] = true
+		for _, fd := range l.Row.Measurements {
+			k := fd.Key
+			if strings.HasPrefix(k, "metadata_") {
+				continue
+			}
+			if !verdicts.Known(k) {
+				t.Errorf("%s key %s is not known to the gates", l.Row.Metric, k)
+			}
+			if strings.HasSuffix(k, "_failure_ratio") && k != frontier.RatioKey(frontier.AggregateName) {
+				continue // a per-operation ratio: a pattern, not a registry entry
+			}
+			written = append(written, k)
+		}
+	}
+	if !seen[artifact.MetricServerSummary] || !seen[artifact.MetricTrialSummary] {
+		t.Fatalf("rows written %v, want server_summary and trial_summary", seen)
+	}
+	slices.Sort(written)
+	if got := verdicts.KnownKeys(); !slices.Equal(got, written) {
+		t.Errorf("registry (%d keys) != the export's keys (%d)\nregistry: %v\nexport:   %v", len(got), len(written), got, written)
+	}
+	if verdicts.Known("no_such_key") {
+		t.Error("an unknown key is known")
+	}
+}
