@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -268,16 +267,20 @@ func (j *job) read(ctx context.Context) int {
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 	kube, kubeWhy := kubeClient(o, j.env)
-	k := engine.Kubernetes{Client: kube, Why: kubeWhy, Options: o.clusterOptions(), Before: j.in.beforeSnapshot(),
-		// The pod logs after the facts: one Kubernetes reader at a time.
-		Then: func(ctx context.Context) { j.phased = readPhases(ctx, o, kube, kubeWhy, j.in) }}
-	var wg sync.WaitGroup
-	wg.Go(func() { j.lad = evaluateLadder(ctx, client, o.Ladder, j.in.Ladder, j.in.LadderErr) })
-	wg.Go(func() {
-		r := engine.Run(ctx, params, engine.Prometheus{Client: client}, k)
-		j.res, j.after = r.Harvest, r.Cluster
-	})
-	wg.Wait()
+	lad, early := ladderPart(o.Ladder, j.in.Ladder, j.in.LadderErr, client)
+	phaseSrc, phaseOff := o.phasePart(j.in)
+	r := engine.Run(ctx, engine.Input{
+		Params: params,
+		Blocks: engine.Prometheus{Client: client},
+		Kube:   engine.Kubernetes{Client: kube, Why: kubeWhy, Options: o.clusterOptions(), Before: j.in.beforeSnapshot()},
+		Ladder: lad,
+		Phases: phaseSrc,
+	}, engine.AllParts)
+	j.res, j.after, j.lad = r.Harvest, r.Cluster, r.Ladder
+	if early != nil {
+		j.lad = early
+	}
+	j.phased = phaseRows(r.Phases, phaseOff, j.in.Run)
 	return ExitOK
 }
 
