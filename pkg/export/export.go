@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -641,7 +640,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 			if n.Field != "" && !slices.Contains(fields, n.Field) {
 				fields = append(fields, n.Field)
 			}
-			if c := shortCause(n); !slices.Contains(causes, c) {
+			if c := statusCause(n); !slices.Contains(causes, c) {
 				causes = append(causes, c)
 			}
 		}
@@ -658,22 +657,18 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 	}
 }
 
-// requestPart matches the Go HTTP client's `Post "url": ` prefix and the
-// quoted query an error repeats; the status line keeps only the cause.
-var requestPart = regexp.MustCompile(`(Post|Get) "[^"]*": `)
-
-// shortCause cuts a notice to its cause: a failed read's reason names the
-// whole query twice, which makes one line per block unreadable.
-func shortCause(n harvest.Notice) string {
+// statusCause cuts a notice to its cause for the one-line status: a failed
+// query's notice names the query, which makes one line per block
+// unreadable, so it says only the host and the cause.
+func statusCause(n harvest.Notice) string {
 	reason := n.Reason
-	if i := strings.LastIndex(reason, `" to `); i >= 0 && n.Kind == harvest.ReadFailed {
-		reason = "null: the read failed: " + reason[i+len(`" to `):]
-	} else if strings.Contains(reason, "promql: ") {
-		if j := strings.LastIndex(reason, `" to `); j >= 0 {
-			reason = "null: " + reason[j+len(`" to `):]
+	var qe *promql.QueryError
+	if errors.As(n.Err, &qe) {
+		reason = "null: " + qe.Host + ": " + qe.Err.Error()
+		if n.Kind == harvest.ReadFailed {
+			reason = "null: the read failed: " + qe.Host + ": " + qe.Err.Error()
 		}
 	}
-	reason = requestPart.ReplaceAllString(reason, "")
 	if len(reason) > 200 {
 		reason = reason[:197] + "..."
 	}
