@@ -1,13 +1,16 @@
-// Package engine is the one whole-run read both adapters use: a run's
-// server_summary blocks (from Prometheus, or the datasource's cache of
-// them) and its Kubernetes part (the cluster facts and the four OOM
-// counts, read after the run or as a stored run recorded them), read
-// concurrently and joined into one Result.
+// Package engine is the one whole-run read both adapters use, by parts: a
+// run's server_summary blocks (from Prometheus, or the datasource's cache
+// of them), its Kubernetes part (the cluster facts and the four OOM
+// counts, read after the run or as a stored run recorded them), its load
+// ladder (logs.txt's steps evaluated over Prometheus) and its phase
+// breakdown (the timing records of the pod logs or of log files), read
+// concurrently and returned as typed values in one Result. The export asks
+// for every part, a panel for the one it shows.
 //
 // It is the only place that turns pkg/cluster's readings into
 // pkg/harvest's types, so harvest stays free of client-go and knows
 // nothing of Kubernetes access; like harvest it knows nothing of Grafana
-// or of files.
+// or of files written.
 package engine
 
 import (
@@ -20,7 +23,23 @@ import (
 
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
+	"github.com/substrate/density/pkg/runs"
+)
+
+// Parts says which parts of a run Run reads.
+type Parts uint8
+
+// The parts of a run.
+const (
+	PartBlocks Parts = 1 << iota
+	PartKubernetes
+	PartLadder
+	PartPhases
+
+	// AllParts is the export's read.
+	AllParts = PartBlocks | PartKubernetes | PartLadder | PartPhases
 )
 
 // Blocks harvests a run's server_summary blocks.
@@ -44,7 +63,8 @@ type BlocksFunc func(ctx context.Context, p harvest.Params) *harvest.Result
 // Harvest calls f.
 func (f BlocksFunc) Harvest(ctx context.Context, p harvest.Params) *harvest.Result { return f(ctx, p) }
 
-// Kubernetes is where a run's Kubernetes part comes from.
+// Kubernetes is where a run's Kubernetes part comes from; its client also
+// reads the phase part's pod logs.
 type Kubernetes struct {
 	// Recorded, when set, is the four counts as the run's stored
 	// server_summary.json recorded them (nil counts with the reason when it
@@ -58,41 +78,83 @@ type Kubernetes struct {
 	// Before is the "before" snapshot of the worker pods
 	// (cluster_before.json); nil nulls the four counts.
 	Before *cluster.Snapshot
-	// Then, when set, makes more Kubernetes reads after the facts, on the
-	// same goroutine, so that one Kubernetes reader runs at a time (the
-	// export's pod logs) while the blocks are harvested.
-	Then func(ctx context.Context)
 }
 
-// Result is one run's whole read.
+// Ladder is the ladder part of a run: logs.txt's steps evaluated with a
+// profile (expanded and validated) over Prometheus.
+type Ladder struct {
+	Client  *promql.Client
+	Log     runs.Ladder
+	Profile ladder.Profile
+	Options ladder.Options
+}
+
+// Input is what Run reads: the run and where each part comes from. A part
+// asked for whose source is nil (Blocks, Ladder, Phases) is left nil in
+// the Result.
+type Input struct {
+	Params harvest.Params
+	Blocks Blocks
+	Kube   Kubernetes
+	Ladder *Ladder
+	Phases *PhaseSource
+}
+
+// Result is one run's read, by part.
 type Result struct {
-	// Harvest is the blocks with the Kubernetes oom_events fields set.
+	// Harvest is the blocks, with the Kubernetes oom_events fields set when
+	// the Kubernetes part was read too.
 	Harvest *harvest.Result
 	// Cluster is the Kubernetes read after the run: the facts, their
 	// notices and the OOM counts (zero when Kubernetes.Recorded was used).
 	Cluster cluster.AfterRun
+	// Ladder is the evaluation, its values rounded as the artifact writes
+	// them (after the summary was computed on the unrounded ones).
+	Ladder *ladder.Result
+	// Phases is the phase breakdown.
+	Phases *Phases
 }
 
-// Run harvests the blocks of the run p describes and reads its Kubernetes
-// part concurrently, then sets the oom_events Kubernetes fields.
-func Run(ctx context.Context, p harvest.Params, blocks Blocks, kube Kubernetes) Result {
+// Run reads the parts of the run in asked for, concurrently: the blocks,
+// the ladder, and on one goroutine the Kubernetes part then the phase
+// part's pod logs (one Kubernetes reader at a time). With both the blocks
+// and the Kubernetes part, the oom_events Kubernetes fields are set.
+func Run(ctx context.Context, in Input, parts Parts) Result {
 	var r Result
-	if kube.Recorded != nil {
-		r.Harvest = blocks.Harvest(ctx, p)
-		r.Harvest.SetKubernetes(*kube.Recorded)
-		return r
-	}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.Harvest = blocks.Harvest(ctx, p) })
-	wg.Go(func() {
-		r.Cluster = readCluster(ctx, kube, p.Start, p.End)
-		if kube.Then != nil {
-			kube.Then(ctx)
-		}
-	})
+	if parts&PartBlocks != 0 && in.Blocks != nil {
+		wg.Go(func() { r.Harvest = in.Blocks.Harvest(ctx, in.Params) })
+	}
+	if parts&PartLadder != 0 && in.Ladder != nil {
+		wg.Go(func() { r.Ladder = evaluateLadder(ctx, *in.Ladder) })
+	}
+	kube := parts&PartKubernetes != 0 && in.Kube.Recorded == nil
+	phased := parts&PartPhases != 0 && in.Phases != nil
+	if kube || phased {
+		wg.Go(func() {
+			if kube {
+				r.Cluster = readCluster(ctx, in.Kube, in.Params.Start, in.Params.End)
+			}
+			if phased {
+				r.Phases = readPhases(ctx, in.Kube, *in.Phases)
+			}
+		})
+	}
 	wg.Wait()
-	r.Harvest.SetKubernetes(kubernetesOOM(r.Cluster.OOM))
+	if r.Harvest != nil && parts&PartKubernetes != 0 {
+		if in.Kube.Recorded != nil {
+			r.Harvest.SetKubernetes(*in.Kube.Recorded)
+		} else {
+			r.Harvest.SetKubernetes(kubernetesOOM(r.Cluster.OOM))
+		}
+	}
 	return r
+}
+
+// evaluateLadder evaluates the ladder and rounds its values.
+func evaluateLadder(ctx context.Context, l Ladder) *ladder.Result {
+	res := ladder.Evaluate(ctx, l.Client, l.Log, l.Profile, l.Options).Rounded()
+	return &res
 }
 
 // readCluster reads the facts after the run and the OOM counts against

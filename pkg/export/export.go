@@ -10,10 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -257,16 +255,20 @@ func (j *job) read(ctx context.Context) int {
 		SeriesPoints: harvest.DefaultSeriesPoints,
 	}
 	kube, kubeWhy := kubeClient(o, j.env)
-	k := engine.Kubernetes{Client: kube, Why: kubeWhy, Options: o.clusterOptions(), Before: j.in.beforeSnapshot(),
-		// The pod logs after the facts: one Kubernetes reader at a time.
-		Then: func(ctx context.Context) { j.phased = readPhases(ctx, o, kube, kubeWhy, j.in) }}
-	var wg sync.WaitGroup
-	wg.Go(func() { j.lad = evaluateLadder(ctx, client, o.Ladder, j.in.Ladder, j.in.LadderErr) })
-	wg.Go(func() {
-		r := engine.Run(ctx, params, engine.Prometheus{Client: client}, k)
-		j.res, j.after = r.Harvest, r.Cluster
-	})
-	wg.Wait()
+	lad, early := ladderPart(o.Ladder, j.in.Ladder, j.in.LadderErr, client)
+	phaseSrc, phaseOff := o.phasePart(j.in)
+	r := engine.Run(ctx, engine.Input{
+		Params: params,
+		Blocks: engine.Prometheus{Client: client},
+		Kube:   engine.Kubernetes{Client: kube, Why: kubeWhy, Options: o.clusterOptions(), Before: j.in.beforeSnapshot()},
+		Ladder: lad,
+		Phases: phaseSrc,
+	}, engine.AllParts)
+	j.res, j.after, j.lad = r.Harvest, r.Cluster, r.Ladder
+	if early != nil {
+		j.lad = early
+	}
+	j.phased = phaseRows(r.Phases, phaseOff, j.in.Run)
 	return cli.ExitOK
 }
 
@@ -627,7 +629,7 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 			if n.Field != "" && !slices.Contains(fields, n.Field) {
 				fields = append(fields, n.Field)
 			}
-			if c := shortCause(n); !slices.Contains(causes, c) {
+			if c := statusCause(n); !slices.Contains(causes, c) {
 				causes = append(causes, c)
 			}
 		}
@@ -644,22 +646,18 @@ func printBlocks(w io.Writer, res *harvest.Result, verbose bool) {
 	}
 }
 
-// requestPart matches the Go HTTP client's `Post "url": ` prefix and the
-// quoted query an error repeats; the status line keeps only the cause.
-var requestPart = regexp.MustCompile(`(Post|Get) "[^"]*": `)
-
-// shortCause cuts a notice to its cause: a failed read's reason names the
-// whole query twice, which makes one line per block unreadable.
-func shortCause(n harvest.Notice) string {
+// statusCause cuts a notice to its cause for the one-line status: a failed
+// query's notice names the query, which makes one line per block
+// unreadable, so it says only the host and the cause.
+func statusCause(n harvest.Notice) string {
 	reason := n.Reason
-	if i := strings.LastIndex(reason, `" to `); i >= 0 && n.Kind == harvest.ReadFailed {
-		reason = "null: the read failed: " + reason[i+len(`" to `):]
-	} else if strings.Contains(reason, "promql: ") {
-		if j := strings.LastIndex(reason, `" to `); j >= 0 {
-			reason = "null: " + reason[j+len(`" to `):]
+	var qe *promql.QueryError
+	if errors.As(n.Err, &qe) {
+		reason = "null: " + qe.Host + ": " + qe.Err.Error()
+		if n.Kind == harvest.ReadFailed {
+			reason = "null: the read failed: " + qe.Host + ": " + qe.Err.Error()
 		}
 	}
-	reason = requestPart.ReplaceAllString(reason, "")
 	if len(reason) > 200 {
 		reason = reason[:197] + "..."
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/substrate/density/pkg/cli"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -155,24 +156,24 @@ func readLadderLog(ctx context.Context, o LadderOptions, open opener) (*runs.Lad
 	return &lad, nil
 }
 
-// evaluateLadder is the ladder part of an export: the result (nil for a
-// run without ladder lines) and its notices.
-func evaluateLadder(ctx context.Context, c *promql.Client, o LadderOptions, lad *runs.Ladder, readErr error) *ladder.Result {
+// ladderPart is the ladder part of an export: what the engine evaluates,
+// or the result without an evaluation (nil both for a run without ladder
+// lines or with --no-ladder).
+func ladderPart(o LadderOptions, lad *runs.Ladder, readErr error, c *promql.Client) (*engine.Ladder, *ladder.Result) {
 	if !o.Enabled {
-		return nil
+		return nil, nil
 	}
 	if readErr != nil {
-		return &ladder.Result{Err: readErr, Notices: []string{fmt.Sprintf("ladder: %s unreadable, no ladder rows written: %v", runs.FileLogs, readErr)}}
+		return nil, &ladder.Result{Err: readErr, Notices: []string{fmt.Sprintf("ladder: %s unreadable, no ladder rows written: %v", runs.FileLogs, readErr)}}
 	}
 	if lad == nil || (len(lad.Steps) == 0 && len(lad.Notices) == 0) {
-		return nil
+		return nil, nil
 	}
 	prof, err := o.profile()
 	if err != nil {
-		return &ladder.Result{Err: err, Notices: []string{"ladder: " + err.Error()}}
+		return nil, &ladder.Result{Err: err, Notices: []string{"ladder: " + err.Error()}}
 	}
-	res := ladder.Evaluate(ctx, c, *lad, prof, o.evalOptions())
-	return &res
+	return &engine.Ladder{Client: c, Log: *lad, Profile: prof, Options: o.evalOptions()}, nil
 }
 
 // printLadder prints the ladder's status line and notices.

@@ -1,17 +1,14 @@
 package export
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -54,92 +51,47 @@ func (o Options) phaseSource() (string, string) {
 	return "api", ""
 }
 
-// readPhases reads the timing breakdown records and builds the rows.
-// c is the Kubernetes client (nil, with why, when there is none).
-func readPhases(ctx context.Context, o Options, c kubernetes.Interface, why string, in runInputs) *phaseResult {
+// phasePart is where the engine reads the phase records from; nil, with
+// the reason when there is one, when they are not read.
+func (o Options) phasePart(in runInputs) (*engine.PhaseSource, string) {
 	source, off := o.phaseSource()
 	if source == "" {
-		if off == "" {
-			return nil
-		}
-		return &phaseResult{Notices: []string{off}}
+		return nil, off
 	}
 	run := in.Run
-	res := &phaseResult{}
-	col := phases.NewCollector()
-	col.DropAfter((run.End + o.AteletLagS) * 1_000_000)
-	summary := phases.Summary{}
-	if source == "files" {
-		files, err := phaseLogFiles(o.PhaseLogs)
-		if err != nil { // validated before; the files may have gone since
-			res.Notices = append(res.Notices, err.Error())
-		}
-		for _, path := range files {
-			if err := readPhaseFile(col, path); err != nil {
-				res.Notices = append(res.Notices, err.Error())
-			}
-		}
-	} else {
-		if c == nil {
-			return &phaseResult{Notices: []string{"no phase rows: " + why}}
-		}
-		lr := cluster.ReadPodLogs(ctx, c, cluster.LogOptions{
+	return &engine.PhaseSource{
+		FromFiles: source == "files",
+		Files:     o.PhaseLogs,
+		Logs: cluster.LogOptions{
 			AteletNamespace: o.AteletNamespace, AteletContainer: o.AteletContainer,
 			WorkerNamespace: o.WorkerNamespace, WorkerContainer: o.WorkerContainer,
 			Since:       time.Unix(run.Start-60, 0),
 			ListTimeout: o.Timeout, ReadTimeout: o.PhaseLogTimeout,
 			MaxBytes: int64(o.PhaseMaxLogMB) << 20,
-		}, func(r io.Reader, src cluster.LogSource) error { return col.ReadWhole(r, src.String()) })
-		summary.PodsRead, summary.PodsFailed = &lr.PodsRead, &lr.PodsFailed
-		res.Notices = append(res.Notices, lr.Notices...)
-	}
-	res.Notices = append(res.Notices, col.Report()...)
-	res.Stats = col.Stats
-
-	phases.Analyze(col.Records)
-	groups := phases.Groups(col.Records)
-	key := phases.RunKey{Timestamp: artifact.DataTimestamp(run.Start), Tag: run.Tag, TestName: run.TestName}
-	rows, collisions := phases.Rows(key, groups)
-	res.Notices = append(res.Notices, collisions...)
-	s := phases.Summarize(col.Records)
-	s.PodsRead, s.PodsFailed = summary.PodsRead, summary.PodsFailed
-	s.Suspend = locustCounts(in.Stats, phases.LocustSuspend)
-	s.Resume = locustCounts(in.Stats, phases.LocustResume)
-	res.Notices = append(res.Notices, phases.Warnings(s, len(groups))...)
-	res.Rows = append(rows, phases.SummaryRow(key, s))
-	res.Groups = len(groups)
-	return res
+		},
+		DropAfterUS: (run.End + o.AteletLagS) * 1_000_000,
+		Stats:       in.Stats,
+	}, ""
 }
 
-func readPhaseFile(col *phases.Collector, path string) error {
-	f, err := os.Open(path) // #nosec G304 -- reads a path the operator or the test harness named
-	if err != nil {
-		return fmt.Errorf("phase log: %w", err)
-	}
-	defer f.Close()
-	if err := col.ReadWhole(f, path); err != nil {
-		return fmt.Errorf("phase log %s skipped: %w", path, err)
-	}
-	return nil
-}
-
-// locustCounts is the last stats.csv row of the name; nil when absent or
-// its counts do not parse.
-func locustCounts(stats []runs.OperationStats, name string) *phases.Locust {
-	var last *runs.OperationStats
-	for i := range stats {
-		if stats[i].Name == name {
-			last = &stats[i]
+// phaseRows shapes the engine's phase breakdown into the rows: nil when
+// neither was read nor a reason given.
+func phaseRows(p *engine.Phases, off string, run runs.Run) *phaseResult {
+	if p == nil {
+		if off == "" {
+			return nil
 		}
+		return &phaseResult{Notices: []string{off}}
 	}
-	if last == nil {
-		return nil
+	res := &phaseResult{Notices: p.Notices, Stats: p.Stats}
+	if !p.Read {
+		return res
 	}
-	req, fail, err := last.Counts()
-	if err != nil {
-		return nil
-	}
-	return &phases.Locust{Requests: req, Failures: fail}
+	key := phases.RunKey{Timestamp: artifact.DataTimestamp(run.Start), Tag: run.Tag, TestName: run.TestName}
+	rows, _ := phases.Rows(key, p.Groups) // the collisions are among the notices
+	res.Rows = append(rows, phases.SummaryRow(key, p.Summary))
+	res.Groups = len(p.Groups)
+	return res
 }
 
 const maxPhaseNotices = 20

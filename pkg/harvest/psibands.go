@@ -62,9 +62,9 @@ func PSIBandStep(start, end int64, seriesSteps ...int64) int64 {
 // values while it is folded.
 type PSITimestampBands struct {
 	start, end int64
-	// bands[b][i] is band b (min, p50, p90, p99, max) at start + i·Step,
-	// where has[i] (some series has a sample there).
-	bands [5][]float64
+	// bands[b][i] is band b (psiBands) at start + i·Step, where has[i]
+	// (some series has a sample there).
+	bands [len(psiBands)][]float64
 	has   []bool
 }
 
@@ -137,8 +137,8 @@ func (b *PSITimestampBands) Add(slice []promql.Series) {
 			continue
 		}
 		slices.Sort(col)
-		for k, v := range [5]float64{col[0], PromQuantile(0.5, col), PromQuantile(0.9, col), PromQuantile(0.99, col), col[len(col)-1]} {
-			b.bands[k][i] = v
+		for k, band := range psiBands {
+			b.bands[k][i] = band.Of(col)
 		}
 	}
 }
@@ -176,7 +176,7 @@ func (b *PSITimestampBands) BandSet(series []promql.Series, by string, step int6
 		out.Timestamps[k] = start + int64(k)*step
 	}
 
-	bands := [5][]*float64{}
+	bands := [len(psiBands)][]*float64{}
 	for k := range bands {
 		bands[k] = make([]*float64, n)
 	}

@@ -177,3 +177,75 @@ func (c *rangeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return c.base.RoundTrip(r)
 }
+
+// A PSI panel's bands, which Prometheus computes from the band queries,
+// equal psi_series.json's, which harvest folds from every sample: the one
+// definition of the bands (PSIBandList) read both ways. The top series are
+// the ones with the highest peaks.
+func TestPSIPanelBandsEqualStoredBands(t *testing.T) {
+	dir := t.TempDir()
+	tr, err := simrun.Generate(simrun.Large(simrun.LargeParams{Hours: 1, Pods: 12, ScrapeS: 30}), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, filepath.Join(dir, simrun.OMFile))
+	ctx := context.Background()
+	c := newClient(t, srv.URL)
+	sel := harvest.DefaultSelectors()
+	panel := harvest.ReadPSIPanel(ctx, c, harvest.PSIPanelRead{Sel: sel, Scope: "pod", Resource: "cpu",
+		Start: tr.Start, End: tr.End, Step: harvest.Step, Bands: true, Top: 3})
+	if panel.Failed != nil || !panel.Summarized || len(panel.Bands) != len(harvest.PSIBandList()) {
+		t.Fatalf("panel: failed %v, summarized %v, %d bands", panel.Failed, panel.Summarized, len(panel.Bands))
+	}
+	full, err := c.Range(ctx, harvest.PodPSIQuery(sel, "cpu"), tr.Start, tr.End, harvest.Step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := harvest.PSIBands(full, "pod", tr.Start, tr.End, harvest.Step)
+	index := map[int64]int{}
+	for i, ts := range stored.Timestamps {
+		index[ts] = i
+	}
+	compared := 0
+	for k, band := range [][]*float64{stored.Min, stored.P50, stored.P90, stored.P99, stored.Max} {
+		for _, smp := range panel.Bands[k] {
+			i, ok := index[smp.T]
+			if !ok || band[i] == nil {
+				t.Fatalf("%s band at %d: the panel has %v, the stored bands nothing", harvest.PSIBandList()[k].Name, smp.T, smp.V)
+			}
+			if math.Abs(*band[i]-smp.V) > 1e-4 {
+				t.Fatalf("%s band at %d: panel %v, stored %v", harvest.PSIBandList()[k].Name, smp.T, smp.V, *band[i])
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no band value compared")
+	}
+	var top []string
+	for _, s := range panel.Series {
+		top = append(top, s.Labels["pod"])
+	}
+	var want []string
+	for _, s := range stored.Top[:3] {
+		want = append(want, s.Name)
+	}
+	slices.Sort(top)
+	slices.Sort(want)
+	if !slices.Equal(top, want) {
+		t.Errorf("top series %v, want the three highest peaks %v", top, want)
+	}
+	t.Logf("%d band values equal; %d queries", compared, len(panel.Queries))
+}
+
+// TestPSIBandQuery: each band's PromQL.
+func TestPSIBandQuery(t *testing.T) {
+	var got []string
+	for _, b := range harvest.PSIBandList() {
+		got = append(got, b.Query("q"))
+	}
+	want := []string{"min(q)", "quantile(0.5, q)", "quantile(0.9, q)", "quantile(0.99, q)", "max(q)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("band queries %q, want %q", got, want)
+	}
+}

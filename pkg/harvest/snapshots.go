@@ -247,7 +247,8 @@ func snapshotsFrom(reads [4]growthRead, a, b int64) (Snapshots, []Notice) {
 	} {
 		switch {
 		case f.fam.err != nil:
-			note(f.keys, fmt.Sprintf("null: the read of %s failed: %v", f.what, f.fam.err))
+			notices = append(notices, Notice{Block: BlockSnapshots, Field: f.keys, Err: f.fam.err,
+				Reason: fmt.Sprintf("null: the read of %s failed: %v", f.what, f.fam.err)})
 		case f.fam.nSeries == 0:
 			note(f.keys, fmt.Sprintf("null: no series of %s (%s) in the window (nothing was measured)", f.what, reads[i].sel))
 		}

@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/substrate/density/pkg/promql"
@@ -22,10 +23,14 @@ func readEach(ctx context.Context, c *promql.Client, q string, start, end int64,
 	return rangeError(q, start, end, err)
 }
 
-// rangeError names the read a range query's error came from (nil stays nil).
+// rangeError names the window a range query's error came from (nil stays
+// nil); the promql.QueryError in it names the query.
 func rangeError(q string, start, end int64, err error) error {
 	if err == nil {
 		return nil
+	}
+	if qe := (*promql.QueryError)(nil); errors.As(err, &qe) {
+		return fmt.Errorf("range read over [%d, %d]: %w", start, end, err)
 	}
 	return fmt.Errorf("range query %s over [%d, %d]: %w", q, start, end, err)
 }

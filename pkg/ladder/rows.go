@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -24,14 +25,57 @@ func StepMetric(n int64) string { return fmt.Sprintf("%s%03d", MetricStepPrefix,
 func intText(n int64) any { return strconv.FormatInt(n, 10) }
 
 func valueText(v *float64, isInt bool) any {
+	v = roundValue(v, isInt)
 	if v == nil {
 		return nil
 	}
 	if isInt {
 		return strconv.FormatFloat(*v, 'f', 0, 64)
 	}
+	return artifact.FloatMeasurement(v)
+}
+
+// roundValue is a value as the rows write it: an integer figure to a whole
+// number, any other to 4 decimals, null when not finite.
+func roundValue(v *float64, isInt bool) *float64 {
+	if v == nil {
+		return nil
+	}
+	if isInt {
+		// As strconv's 'f', 0 text rounds: half to even.
+		r := math.RoundToEven(*v)
+		return &r
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return nil
+	}
 	r := round4(*v)
-	return artifact.FloatMeasurement(&r)
+	return &r
+}
+
+// Rounded is the result with its values as the rows write them (the
+// summary was computed on the unrounded ones), for readers that show the
+// artifact's numbers without writing rows.
+func (r Result) Rounded() Result {
+	rows := make([]StepRow, len(r.Rows))
+	for i, row := range r.Rows {
+		if t := row.Step.TargetRPS; t != nil {
+			x := round4(*t)
+			row.Step.TargetRPS = &x
+		}
+		vals := make([]Value, len(row.Values))
+		for j, v := range row.Values {
+			vals[j] = Value{Key: v.Key, V: roundValue(v.V, v.Int), Int: v.Int}
+		}
+		row.Values = vals
+		rows[i] = row
+	}
+	if r.Rows == nil {
+		rows = nil
+	}
+	r.Rows = rows
+	r.Summary.MaxSustainedRPS = roundValue(r.Summary.MaxSustainedRPS, false)
+	return r
 }
 
 // Measurements is a step row's measurements in key order.

@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -140,4 +141,63 @@ func TestListedValuesNeedTheirOperation(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(vs) != 2 || vs[0].Key != "failures_other" || vs[1].Key != "failures_resume" {
 		t.Errorf("got %v (%v), want %v", got, vs, want)
 	}
+}
+
+// TestRounded: Rounded gives the numbers the rows write (4 decimals, whole
+// integer figures, null for a value that is not finite), each equal to the
+// row's text read back; the summary keeps what was computed unrounded.
+func TestRounded(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	nan := math.NaN()
+	res := Result{
+		Rows: []StepRow{
+			stepRow(1, f(100.123456), f(94.99996), f(2.5), f(3.5)),
+			stepRow(2, f(200), &nan, f(7.4999), nil),
+		},
+		Summary: Summary{Steps: 2, MaxSustainedRPS: f(94.99996)},
+	}
+	got := res.Rounded()
+	if res.Rows[0].Get("resume_rps") == got.Rows[0].Get("resume_rps") || *res.Rows[0].Get("resume_rps") != 94.99996 {
+		t.Fatal("Rounded changed the receiver")
+	}
+	want := map[int64]map[string]*float64{
+		1: {"resume_rps": f(95), "resume_requests": f(2), "failures_resume_actor_cold": f(4)},
+		2: {"resume_rps": nil, "resume_requests": f(7), "failures_resume_actor_cold": nil},
+	}
+	for _, r := range got.Rows {
+		for k, w := range want[r.Step.Number] {
+			g := r.Get(k)
+			if (g == nil) != (w == nil) || (g != nil && *g != *w) {
+				t.Errorf("step %d %s = %v, want %v", r.Step.Number, k, ptrText(g), ptrText(w))
+			}
+		}
+	}
+	if *got.Rows[0].Step.TargetRPS != 100.1235 || *got.Summary.MaxSustainedRPS != 95 {
+		t.Errorf("target_rps %v, max_sustained_rps %v", *got.Rows[0].Step.TargetRPS, *got.Summary.MaxSustainedRPS)
+	}
+	// The rows of the raw and of the rounded result are the same text,
+	// and read back they are the rounded values.
+	a, b := res.StatsRows(1, "t", "n"), got.StatsRows(1, "t", "n")
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("rows differ:\n%v\n%v", a, b)
+	}
+	back, sum, _ := FromRows(a)
+	for i := range back {
+		for _, v := range got.Rows[i].Values {
+			g, w := back[i].Get(v.Key), v.V
+			if (g == nil) != (w == nil) || (g != nil && *g != *w) {
+				t.Errorf("step %d %s read back %v, rounded %v", i+1, v.Key, ptrText(g), ptrText(w))
+			}
+		}
+	}
+	if *sum.MaxSustainedRPS != *got.Summary.MaxSustainedRPS {
+		t.Errorf("summary read back %v, rounded %v", *sum.MaxSustainedRPS, *got.Summary.MaxSustainedRPS)
+	}
+}
+
+func ptrText(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
 }

@@ -53,9 +53,16 @@ func MetricName(g Group) string {
 	return b.String()
 }
 
-// Rows returns the percentile rows in order; notices name metric names that
-// collide after sanitising (both rows stay).
-func Rows(key RunKey, groups []Group) (rows []artifact.Row, notices []string) {
+// AsWritten is the group as its row writes it: an empty or "-" dimension
+// is "none".
+func (g Group) AsWritten() Group {
+	g.Layer, g.Op, g.Class, g.Kind, g.Scope, g.Phase = none(g.Layer), none(g.Op), none(g.Class), none(g.Kind), none(g.Scope), none(g.Phase)
+	return g
+}
+
+// Collisions name the metric names several groups share after
+// sanitising (both rows stay).
+func Collisions(groups []Group) (notices []string) {
 	seen := map[string]int{}
 	for _, g := range groups {
 		name := MetricName(g)
@@ -63,6 +70,15 @@ func Rows(key RunKey, groups []Group) (rows []artifact.Row, notices []string) {
 		if seen[name] == 2 {
 			notices = append(notices, fmt.Sprintf("several phase groups share the metric name %s", name))
 		}
+	}
+	return notices
+}
+
+// Rows returns the percentile rows in order; notices name metric names that
+// collide after sanitising (both rows stay).
+func Rows(key RunKey, groups []Group) (rows []artifact.Row, notices []string) {
+	for _, g := range groups {
+		name := MetricName(g)
 		rows = append(rows, artifact.Row{
 			Timestamp: key.Timestamp, Tag: key.Tag, TestName: key.TestName, Metric: name,
 			Measurements: artifact.Object{
@@ -80,7 +96,7 @@ func Rows(key RunKey, groups []Group) (rows []artifact.Row, notices []string) {
 			},
 		})
 	}
-	return rows, notices
+	return rows, Collisions(groups)
 }
 
 // Locust is one stats.csv row's counts.

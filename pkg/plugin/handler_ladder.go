@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/ladder"
 	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
@@ -110,7 +111,8 @@ func (d *Datasource) evaluateLadder(ctx context.Context, e runs.Entry) ladderRea
 		return lr
 	}
 	log := &promql.Log{}
-	res := ladder.Evaluate(ctx, d.prom.Recording(log), lad, prof, ladder.DefaultOptions())
+	res := *engine.Run(ctx, engine.Input{Ladder: &engine.Ladder{Client: d.prom.Recording(log), Log: lad, Profile: prof,
+		Options: ladder.DefaultOptions()}}, engine.PartLadder).Ladder
 	lr.queries = distinctSorted(log.Queries())
 	lr.notes = append(lr.notes, res.Notices...)
 	if res.Err != nil {
@@ -118,9 +120,8 @@ func (d *Datasource) evaluateLadder(ctx context.Context, e runs.Entry) ladderRea
 		lr.failed = true
 		return lr
 	}
-	// Through the rows the export writes, so the panel shows the artifact's
-	// rounding (4 decimals) and null rules.
-	lr.steps, lr.sum, lr.found = ladder.FromRows(res.StatsRows(e.Start, e.Tag, e.TestName))
+	// The engine's values are rounded as the artifact's rows are.
+	lr.steps, lr.sum, lr.found = res.Rows, res.Summary, len(res.Rows) > 0 || len(res.Skipped) > 0
 	lr.notes = append(lr.notes, fmt.Sprintf("source: the %s of stored run %s evaluated over Prometheus (no stored ladder rows)", runs.FileLogs, e.ID))
 	return lr
 }

@@ -33,7 +33,8 @@ func (d *Datasource) oomFrames(ctx context.Context, _ queryModel, e runs.Entry, 
 	block := engine.BlocksFunc(func(context.Context, harvest.Params) *harvest.Result {
 		return &harvest.Result{OOM: br.result.OOM, Notices: append([]harvest.Notice(nil), br.notices...)}
 	})
-	r := engine.Run(ctx, d.params(e, d.now().Unix()), block, d.kubernetes(ctx, e)).Harvest
+	r := engine.Run(ctx, engine.Input{Params: d.params(e, d.now().Unix()), Blocks: block, Kube: d.kubernetes(ctx, e)},
+		engine.PartBlocks|engine.PartKubernetes).Harvest
 	vals := r.OOM.Values()
 	fields := make([]*data.Field, len(harvest.OOMKeys()))
 	for i, k := range harvest.OOMKeys() {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cluster"
+	"github.com/substrate/density/pkg/engine"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/phases"
 	"github.com/substrate/density/pkg/runs"
@@ -185,25 +184,20 @@ type livePhase struct {
 func (d *Datasource) livePhases(ctx context.Context, e runs.Entry) livePhase {
 	lp, _, err := d.cache.livePhases.get(ctx, d.key(keyLivePhases, e, ""), func(ctx context.Context) (livePhase, outcome) {
 		s := d.settings
-		col := phases.NewCollector()
-		col.DropAfter((e.End + s.AteletLagSeconds) * 1_000_000)
-		lr := cluster.ReadPodLogs(ctx, d.kube, cluster.LogOptions{
-			AteletNamespace: s.AteletNamespace, AteletContainer: s.AteletContainer,
-			WorkerNamespace: s.WorkerNamespace, WorkerContainer: s.WorkerContainer,
-			Since:       time.Unix(e.Start-60, 0),
-			ListTimeout: s.Timeout, // each log read: cluster.DefaultLogTimeout
-		}, func(r io.Reader, src cluster.LogSource) error { return col.ReadWhole(r, src.String()) })
-		phases.Analyze(col.Records)
-		groups := phases.Groups(col.Records)
-		sum := phases.Summarize(col.Records)
-		sum.PodsRead, sum.PodsFailed = &lr.PodsRead, &lr.PodsFailed
-		// Through the rows the export writes, so the table shows the
-		// artifact's rounding.
-		rows, collisions := phases.Rows(phases.RunKey{}, groups)
-		var lp livePhase
-		lp.groups, lp.summary = phases.FromRows(append(rows, phases.SummaryRow(phases.RunKey{}, sum)))
-		lp.notices = slices.Concat(lr.Notices, col.Report(), collisions, phases.Warnings(sum, len(groups)))
-		if lr.PodsFailed > 0 {
+		p := engine.Run(ctx, engine.Input{Kube: engine.Kubernetes{Client: d.kube}, Phases: &engine.PhaseSource{
+			Logs: cluster.LogOptions{
+				AteletNamespace: s.AteletNamespace, AteletContainer: s.AteletContainer,
+				WorkerNamespace: s.WorkerNamespace, WorkerContainer: s.WorkerContainer,
+				Since:       time.Unix(e.Start-60, 0),
+				ListTimeout: s.Timeout, // each log read: cluster.DefaultLogTimeout
+			},
+			DropAfterUS: (e.End + s.AteletLagSeconds) * 1_000_000,
+		}}, engine.PartPhases).Phases
+		lp := livePhase{groups: p.Groups, notices: p.Notices}
+		if p.Read {
+			lp.summary = phases.SummaryRow(phases.RunKey{}, p.Summary).Measurements
+		}
+		if p.Summary.PodsFailed != nil && *p.Summary.PodsFailed > 0 {
 			return lp, failedRead
 		}
 		return lp, liveRun

@@ -26,7 +26,8 @@ const summaryParallelRuns = 4
 // export`'s server_summary for the run.
 func (d *Datasource) fullResult(ctx context.Context, e runs.Entry) *harvest.Result {
 	blocks := engine.BlocksFunc(func(ctx context.Context, _ harvest.Params) *harvest.Result { return d.cachedBlocks(ctx, e) })
-	return engine.Run(ctx, d.params(e, d.now().Unix()), blocks, d.kubernetes(ctx, e)).Harvest
+	return engine.Run(ctx, engine.Input{Params: d.params(e, d.now().Unix()), Blocks: blocks, Kube: d.kubernetes(ctx, e)},
+		engine.PartBlocks|engine.PartKubernetes).Harvest
 }
 
 // cachedBlocks assembles every block of a run from the cache (each block

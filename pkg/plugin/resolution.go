@@ -1,13 +1,9 @@
 package plugin
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -52,24 +48,11 @@ func floorTo(t, step int64) int64 {
 	return t / step * step
 }
 
-// bandQuantiles are the distribution bands across series per timestamp, by
-// field name (dashboard overrides key on them).
-var bandQuantiles = []struct {
-	name string
-	expr func(q string) string
-}{
-	{"min", func(q string) string { return "min(" + q + ")" }},
-	{"p50", func(q string) string { return "quantile(0.5, " + q + ")" }},
-	{"p90", func(q string) string { return "quantile(0.9, " + q + ")" }},
-	{"p99", func(q string) string { return "quantile(0.99, " + q + ")" }},
-	{"max", func(q string) string { return "max(" + q + ")" }},
-}
-
 // psiPanel is a PSI panel's series read at panel resolution: every
 // series, or the bands and the top series; immutable once read (cached).
 type psiPanel struct {
 	series  []promql.Series // every series, or the top series with bands
-	bands   [][]sample      // per bandQuantiles entry; nil without bands
+	bands   [][]sample      // per harvest.PSIBandList entry; nil without bands
 	queries []string
 	notices []harvest.Notice
 	failed  error
@@ -104,115 +87,33 @@ func (d *Datasource) psiSeriesPanel(ctx context.Context, m queryModel, e runs.En
 	return p
 }
 
-func (d *Datasource) readPSIPanel(ctx context.Context, m queryModel, e runs.Entry, bands bool, count *int) (out psiPanel) {
-	block, byLabel := harvest.BlockNodePSI, "instance"
-	query := harvest.NodePSIQuery(d.settings.selectors(), m.Resource)
-	if m.Scope == "pod" {
-		block, byLabel = harvest.BlockPodPSI, "pod"
-		query = harvest.PodPSIQuery(d.settings.selectors(), m.Resource)
-	}
+func (d *Datasource) readPSIPanel(ctx context.Context, m queryModel, e runs.Entry, bands bool, count *int) psiPanel {
 	start, end := m.grid.window(e.Start, e.End)
-	log := &promql.Log{}
-	c := d.prom.Recording(log)
-	defer func() {
-		out.queries = distinctSorted(log.Queries())
-		for _, w := range log.Warnings() {
-			out.notices = append(out.notices, harvest.Notice{Block: block, Kind: harvest.Warned,
-				Reason: "the server warned that the answer may be incomplete: " + w})
-		}
-	}()
-	fail := func(what string, err error) {
-		out.failed = err
-		out.notices = append(out.notices, harvest.Notice{Block: block, Kind: harvest.ReadFailed, Err: err,
-			Reason: "null: the read of " + what + " failed: " + err.Error()})
-	}
-	if !bands {
-		series, err := c.Range(ctx, query, start, end, m.grid.step)
-		if err != nil {
-			fail("the series", err)
-		}
-		out.series = series
-		return out
-	}
-	// A band evaluates every series at every step: its reads are cut by
-	// the series it fans in from, not by the one series it answers.
 	var inputs int64
 	if count != nil {
 		inputs = int64(*count)
 	}
-	for _, b := range bandQuantiles {
-		series, err := c.RangeOver(ctx, b.expr(query), inputs, start, end, m.grid.step)
-		if err != nil {
-			fail("the "+b.name+" band", err)
-			return out
+	r := harvest.ReadPSIPanel(ctx, d.prom, harvest.PSIPanelRead{Sel: d.settings.selectors(), Scope: m.Scope, Resource: m.Resource,
+		Start: start, End: end, Step: m.grid.step, Bands: bands, Inputs: inputs, Top: d.settings.TopSeries})
+	out := psiPanel{series: r.Series, queries: distinctSorted(r.Queries), notices: r.Notices, failed: r.Failed}
+	for _, b := range r.Bands {
+		out.bands = append(out.bands, samples(b))
+	}
+	if r.Summarized {
+		block := harvest.BlockNodePSI
+		if m.Scope == "pod" {
+			block = harvest.BlockPodPSI
 		}
-		var pts []sample
-		if len(series) == 1 {
-			pts = samples(series[0].Samples)
+		total := "?"
+		if count != nil {
+			total = strconv.Itoa(*count)
 		}
-		out.bands = append(out.bands, pts)
+		out.notices = append(out.notices, harvest.Notice{Block: block, Reason: fmt.Sprintf(
+			"%s series (more than %d): showing bands across them (min, p50, p90, p99, max per timestamp) and the %d with the highest peak; the query option series: all shows every series",
+			total, d.settings.MaxSeries, len(r.Series))})
 	}
-	// The series with the highest peaks, picked by Prometheus: each panel
-	// step's top n by max_over_time over its exact 10 s samples. Their union
-	// holds the window's n highest peaks, each exactly (a series among them
-	// is among the n highest of the step its peak falls in), so the read
-	// costs what a band costs, in chunks, not the whole window at once.
-	n := d.settings.TopSeries
-	peaksQ := "topk(" + strconv.Itoa(n) + ", max_over_time((" + query + ")[" +
-		strconv.FormatInt(m.grid.step, 10) + "s:" + strconv.Itoa(harvest.Step) + "s]))"
-	peaks, err := c.RangeOver(ctx, peaksQ, inputs*m.grid.step/harvest.Step, min(start+m.grid.step, end), end, m.grid.step)
-	if err != nil {
-		fail("the series with the highest peaks", err)
-		return out
-	}
-	var top []promql.Series
-	if names := highestPeaks(peaks, byLabel, n); len(names) > 0 {
-		top, err = c.Range(ctx, harvest.PSIQueryOf(d.settings.selectors(), m.Resource, byLabel, names), start, end, m.grid.step)
-		if err != nil {
-			fail("the series with the highest peaks", err)
-		}
-	}
-	out.series = top
-	total := "?"
-	if count != nil {
-		total = strconv.Itoa(*count)
-	}
-	out.notices = append(out.notices, harvest.Notice{Block: block, Reason: fmt.Sprintf(
-		"%s series (more than %d): showing bands across them (min, p50, p90, p99, max per timestamp) and the %d with the highest peak; the query option series: all shows every series",
-		total, d.settings.MaxSeries, len(top))})
+	out.notices = append(out.notices, r.Warnings...)
 	return out
-}
-
-// highestPeaks is the by label of the n series with the highest value in
-// peaks (each series' per-step maxima), highest first, ties by name.
-func highestPeaks(peaks []promql.Series, by string, n int) []string {
-	type peak struct {
-		name string
-		v    float64
-	}
-	var all []peak
-	for _, s := range peaks {
-		name, best, seen := s.Labels[by], math.Inf(-1), false
-		for _, p := range s.Samples {
-			if p.V > best {
-				best, seen = p.V, true
-			}
-		}
-		if name != "" && seen {
-			all = append(all, peak{name, best})
-		}
-	}
-	slices.SortFunc(all, func(a, b peak) int {
-		if c := cmp.Compare(b.v, a.v); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	names := make([]string, 0, min(n, len(all)))
-	for _, p := range all[:min(n, len(all))] {
-		names = append(names, p.name)
-	}
-	return names
 }
 
 // frame is the panel's wide time-series frame.
@@ -225,8 +126,8 @@ func (p psiPanel) frame(name, byLabel, fieldName, label string) *data.Frame {
 	)
 	for i, b := range p.bands {
 		pts = append(pts, b)
-		names = append(names, bandQuantiles[i].name)
-		displays = append(displays, withPrefix(label, bandQuantiles[i].name))
+		names = append(names, harvest.PSIBandList()[i].Name)
+		displays = append(displays, withPrefix(label, harvest.PSIBandList()[i].Name))
 		labels = append(labels, nil)
 	}
 	for _, s := range p.series {

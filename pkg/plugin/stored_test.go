@@ -332,8 +332,8 @@ func storedValue(o artifact.Object, k string) any {
 // bandFields are the field names of a PSI panel's distribution bands.
 var bandFields = func() []string {
 	var out []string
-	for _, b := range bandQuantiles {
-		out = append(out, b.name)
+	for _, b := range harvest.PSIBandList() {
+		out = append(out, b.Name)
 	}
 	return out
 }()
@@ -801,8 +801,8 @@ func TestPanelResolutionPointsPerSeries(t *testing.T) {
 				if panelReads == 0 || most == 0 {
 					t.Errorf("%s: no series read at the panel's step", what)
 				}
-				if series == "bands" && panelReads != len(bandQuantiles)+2 {
-					t.Errorf("%s: %d panel reads, want %d bands, the peaks and the top series", what, panelReads, len(bandQuantiles)+2)
+				if series == "bands" && panelReads != len(harvest.PSIBandList())+2 {
+					t.Errorf("%s: %d panel reads, want %d bands, the peaks and the top series", what, panelReads, len(harvest.PSIBandList())+2)
 				}
 				res := stored.Result.NodePSI.CPU.Summary
 				if scope == "pod" {

@@ -242,13 +242,28 @@ func timedOut(err error) bool {
 	return errors.As(err, &te) || (errors.As(err, &ae) && ae.Type == v1.ErrTimeout)
 }
 
-// wrap names the query kind, the query and the host (never credentials).
+// QueryError is a failed query: its kind (KindInstant or KindRange), the
+// query (cut to 200 bytes), the Prometheus host[:port] (never
+// credentials) and the cause, which names neither the query nor the
+// request URL. Adapters read it with errors.As.
+type QueryError struct {
+	Kind, Query, Host string
+	Err               error
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("promql: %s query %q to %s: %v", e.Kind, e.Query, e.Host, e.Err)
+}
+
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// wrap is the *QueryError of a failed query.
 func (c *Client) wrap(kind, query string, err error) error {
 	const maxQuery = 200
 	if len(query) > maxQuery {
 		query = query[:maxQuery] + "..."
 	}
-	return fmt.Errorf("promql: %s query %q to %s: %w", kind, query, c.host, err)
+	return &QueryError{Kind: kind, Query: query, Host: c.host, Err: err}
 }
 
 func valueType(v *answer) string {

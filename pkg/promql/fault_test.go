@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -740,5 +743,60 @@ func concurrently(t *testing.T, n int, f func(i int) error) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestQueryErrorTyped: a failed query is a *promql.QueryError naming its
+// kind, the query (once), the host and the cause, which adapters read with
+// errors.As; neither the request URL nor the URL's credentials reach it.
+func TestQueryErrorTyped(t *testing.T) {
+	refused := func() string { // a port nothing listens on
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return "http://" + addr
+	}()
+	bad := promfake.New(t, promfake.Always(promfake.HTML(502)))
+	const q = `sum by (pod) (rate(x{namespace="n"}[1m]))`
+	for _, tc := range []struct {
+		name, base, kind string
+		read             func(c *promql.Client) error
+		cause            func(error) bool
+	}{
+		{"refused range", refused, promql.KindRange,
+			func(c *promql.Client) error { _, err := c.Range(context.Background(), q, 1000, 2000, 10); return err },
+			func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }},
+		{"502 instant", bad.URL, promql.KindInstant,
+			func(c *promql.Client) error { _, err := c.Instant(context.Background(), q, 1000); return err },
+			func(err error) bool { return err != nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := url.Parse(tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host := u.Host
+			c := newClient(t, strings.Replace(tc.base, "http://", "http://alice:s3cr3t@", 1), func(c *promql.Config) { c.Retries = -1 })
+			err = tc.read(c)
+			var qe *promql.QueryError
+			if !errors.As(err, &qe) {
+				t.Fatalf("error %v (%T), want a *promql.QueryError", err, err)
+			}
+			if qe.Kind != tc.kind || qe.Query != q || qe.Host != host || !tc.cause(qe.Err) {
+				t.Errorf("QueryError{%q, %q, %q, %v}, want kind %s, the query, host %s and the cause", qe.Kind, qe.Query, qe.Host, qe.Err, tc.kind, host)
+			}
+			text := err.Error()
+			if n := strings.Count(text, strconv.Quote(q)); n != 1 {
+				t.Errorf("error %q names the query %d times, want once", text, n)
+			}
+			for _, leak := range []string{"s3cr3t", "alice", "/api/v1/"} {
+				if strings.Contains(text, leak) {
+					t.Errorf("error %q holds %q", text, leak)
+				}
+			}
+		})
 	}
 }

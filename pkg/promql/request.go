@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -85,9 +86,14 @@ func (c *Client) do(ctx context.Context, ep string, args url.Values) (*answer, [
 func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, err := c.httpc.Do(req.WithContext(ctx))
 	if err != nil {
-		// The error names the request URL: its user info and query string
-		// (a token) must not reach an answer, a notice or a log.
-		return nil, nil, redactURLError(err)
+		// Only the cause: the request URL's host is the QueryError's, and
+		// its user info and query string (a token) must not reach an
+		// answer, a notice or a log.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return nil, nil, ue.Err
+		}
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
