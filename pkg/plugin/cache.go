@@ -156,7 +156,7 @@ type caches struct {
 	psiPanels  *cached[psiPanel]
 	summaries  *cached[storedFile[artifact.StoredSummary]]
 	psiFiles   *cached[storedFile[artifact.PSISeries]]
-	rows       *cached[storedRows]
+	rows       *cached[storedRun]
 	ladderLogs *cached[ladderLog]
 	ladders    *cached[ladderRead]
 	trials     *cached[trialRow]
@@ -240,17 +240,17 @@ func (d *Datasource) newCaches() caches {
 	}
 }
 
-// newStoredRunCache is the stored-run cache: the parsed rows of stored
-// runs, bounded by storedRunCacheMiB alone (a run's rows are small beside
-// its stats.jsonl, and a dashboard range holds up to maxRunsPerQuery
-// runs); 0 keeps nothing.
-func (d *Datasource) newStoredRunCache(timeout time.Duration, now func() time.Time) *cached[storedRows] {
+// newStoredRunCache is the stored-run cache: what this project reads of
+// stored runs' stats.jsonl (storedRun), bounded by storedRunCacheMiB alone
+// (a run's kept value is small beside its stats.jsonl, and a dashboard
+// range holds up to maxRunsPerQuery runs); 0 keeps nothing.
+func (d *Datasource) newStoredRunCache(timeout time.Duration, now func() time.Time) *cached[storedRun] {
 	budget := max(d.settings.StoredRunCacheMiB, 0) << 20
 	capacity := 0
 	if budget > 0 {
 		capacity = math.MaxInt
 	}
-	return newCached[storedRows](capacity, timeout, now, nil).withBudget(budget, rowsBytes)
+	return newCached[storedRun](capacity, timeout, now, nil).withBudget(budget, storedRunBytes)
 }
 
 // cached is a bounded LRU of values of one type with per-entry expiry and
