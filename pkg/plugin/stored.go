@@ -248,15 +248,34 @@ func storedRunBytes(s storedRun) int64 {
 func storedOnce[T interface{ readFailed() bool }](ctx context.Context, d *Datasource, c *cached[T], e runs.Entry, name string, read func(context.Context) T) T {
 	s, _, _ := c.get(ctx, d.key(keyStoredFile, e, name), func(ctx context.Context) (T, outcome) {
 		s := read(ctx)
-		switch {
-		case s.readFailed():
-			return s, failedRead
-		case e.Artifacts.ServerSummary || e.Artifacts.Status:
-			return s, finishedOK
-		}
-		return s, liveRun
+		return s, storedOutcome(e, s.readFailed())
 	})
 	return s
+}
+
+// storedOutcome is how long a stored artifact of e read is kept.
+func storedOutcome(e runs.Entry, failed bool) outcome {
+	switch {
+	case failed:
+		return failedRead
+	case e.Artifacts.ServerSummary || e.Artifacts.Status:
+		return finishedOK
+	}
+	return liveRun
+}
+
+// keepListedRows keeps the rows of a run's stats.jsonl that the store's
+// listing read (runs.Store.OnRowsRead) in the stored-run cache, as
+// storedHead would have read them: the one cache of stored rows.
+func (d *Datasource) keepListedRows(e runs.Entry, rr artifact.RunRows) {
+	if !d.inStore(e) || !e.Artifacts.StatsJSONL {
+		return
+	}
+	s, err := newStoredRun(e, rr)
+	if err != nil {
+		return // storedHead reads the file and says why
+	}
+	d.cache.rows.put(d.key(keyStoredFile, e, runs.FileStatsJSONL), s, storedOutcome(e, false))
 }
 
 func (s storedFile[T]) readFailed() bool { return s.problem != "" }
