@@ -156,7 +156,7 @@ type caches struct {
 	psiPanels  *cached[psiPanel]
 	summaries  *cached[storedFile[artifact.StoredSummary]]
 	psiFiles   *cached[storedFile[artifact.PSISeries]]
-	rows       *cached[storedRows]
+	rows       *cached[storedRun]
 	ladderLogs *cached[ladderLog]
 	ladders    *cached[ladderRead]
 	trials     *cached[trialRow]
@@ -240,17 +240,20 @@ func (d *Datasource) newCaches() caches {
 	}
 }
 
-// newStoredRunCache is the stored-run cache: the parsed rows of stored
-// runs, bounded by storedRunCacheMiB alone (a run's rows are small beside
-// its stats.jsonl, and a dashboard range holds up to maxRunsPerQuery
-// runs); 0 keeps nothing.
-func (d *Datasource) newStoredRunCache(timeout time.Duration, now func() time.Time) *cached[storedRows] {
+// newStoredRunCache is the stored-run cache, the instance's one holder of
+// stored rows: what this project reads of stored runs' stats.jsonl
+// (storedRun), whether storedHead read the file or the store's listing
+// did (keepListedRows), under one rule: kept by storedOutcome, bounded by
+// storedRunCacheMiB alone (storedRunBytes; a run's kept value is small
+// beside its stats.jsonl, and a dashboard range holds up to
+// maxRunsPerQuery runs); 0 keeps nothing.
+func (d *Datasource) newStoredRunCache(timeout time.Duration, now func() time.Time) *cached[storedRun] {
 	budget := max(d.settings.StoredRunCacheMiB, 0) << 20
 	capacity := 0
 	if budget > 0 {
 		capacity = math.MaxInt
 	}
-	return newCached[storedRows](capacity, timeout, now, nil).withBudget(budget, rowsBytes)
+	return newCached[storedRun](capacity, timeout, now, nil).withBudget(budget, storedRunBytes)
 }
 
 // cached is a bounded LRU of values of one type with per-entry expiry and
@@ -370,10 +373,33 @@ func (c *cached[T]) run(ctx context.Context, key cacheKey, cl *call[T], compute 
 func (c *cached[T]) finish(key cacheKey, cl *call[T]) {
 	c.mu.Lock()
 	delete(c.inflight, key)
-	if ttl, ok := cl.outcome.keep(); ok && c.capacity > 0 && cl.panicked == nil {
-		e := &entry[T]{key: key, value: cl.value}
+	if cl.panicked == nil {
+		c.keep(key, cl.value, cl.outcome)
+	}
+	c.mu.Unlock()
+	close(cl.done)
+}
+
+// put keeps a value read elsewhere (the rows a store listing read) by its
+// outcome, as if computed here, unless key is kept or being computed.
+func (c *cached[T]) put(key cacheKey, v T, o outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; ok {
+		return
+	}
+	if _, ok := c.inflight[key]; ok {
+		return
+	}
+	c.keep(key, v, o)
+}
+
+// keep keeps v under key by its outcome; c.mu is held.
+func (c *cached[T]) keep(key cacheKey, v T, o outcome) {
+	if ttl, ok := o.keep(); ok && c.capacity > 0 {
+		e := &entry[T]{key: key, value: v}
 		if c.size != nil {
-			e.bytes = c.size(cl.value)
+			e.bytes = c.size(v)
 		}
 		if ttl > 0 {
 			e.expires = c.now().Add(ttl)
@@ -389,8 +415,6 @@ func (c *cached[T]) finish(key cacheKey, cl *call[T]) {
 			c.remove(c.ll.Back())
 		}
 	}
-	c.mu.Unlock()
-	close(cl.done)
 }
 
 // remove drops a kept value; c.mu is held.

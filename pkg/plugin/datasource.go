@@ -102,6 +102,9 @@ func newDatasource(ctx context.Context, s backend.DataSourceInstanceSettings, no
 		// credentials) leaves the other catalogs working; health and the
 		// queries that need it say why.
 		d.catalogs.Store, d.storeErr = runs.OpenStore(ctx, cfg.ResultsStore)
+		if d.storeErr == nil {
+			d.catalogs.Store.OnRowsRead(d.keepListedRows)
+		}
 	}
 	if cfg.Kube.Access != cluster.ModeOff {
 		d.kube, d.kubeErr = cluster.NewClient(cfg.Kube.access(cfg.Timeout))

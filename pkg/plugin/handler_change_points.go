@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,11 +84,12 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 	return backend.DataResponse{Frames: frames}
 }
 
-// changePoints searches the stored runs of testName that start in tr (keys
-// empty: the default keys) with the spec's defaults (minRuns, when set,
-// replacing --min-runs) and the store's acks.yaml; it returns the points,
-// the number of runs searched and notices (an acks.yaml that does not
-// parse is ignored with a warning).
+// changePoints searches the stored runs of testName up to tr's end, the
+// newest maxRunsPerQuery of each cohort (cohortRuns), with the spec's
+// defaults (minRuns, when set, replacing --min-runs), keys empty meaning
+// the default keys, and the store's acks.yaml; it returns the points whose
+// run starts in tr, the number of runs searched and notices (an acks.yaml
+// that does not parse is ignored with a warning).
 func (d *Datasource) changePoints(ctx context.Context, testName string, keyList []string, minRuns *int, tr backend.TimeRange) ([]verdicts.ChangePoint, int, []data.Notice, error) {
 	if v, ok := unresolvedVariable(testName); ok {
 		return nil, 0, nil, badRequest("changePoints: the dashboard variable $%s is not set", v)
@@ -103,31 +105,22 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 		return nil, 0, nil, badRequest("changePoints reads stored runs: configure a results store")
 	}
 	from, to := tr.From.Unix(), tr.To.Unix()
-	var notices []data.Notice
-	// The newest maxRunsPerQuery runs of the test that start at or before
-	// to are searched (found from the store's directory names first; no run
-	// after to is read); the points whose run starts in [from, to] are
-	// returned. Each run is read through the stored-run cache.
-	limit := d.settings.MaxRunsPerQuery
-	es, found, err := d.listStore(ctx, runs.ListOptions{TestName: testName, To: to}, limit)
+	var keys []string
+	for _, k := range keyList {
+		for _, part := range strings.Split(k, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				keys = append(keys, part)
+			}
+		}
+	}
+	searched, found, capped, err := d.cohortRuns(ctx, testName, to, keys)
 	if err != nil {
-		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
+		return nil, 0, nil, err
 	}
-	if limit > 0 && found > limit {
+	var notices []data.Notice
+	if limit := d.settings.MaxRunsPerQuery; capped {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-			Text: fmt.Sprintf("only the newest %d of %d stored runs of %s up to the end of the range were searched (maxRunsPerQuery)", limit, found, testName)})
-	}
-	var searched []*verdicts.Run
-	for i := len(es) - 1; i >= 0; i-- { // oldest first, as the search wants
-		e := es[i]
-		if !e.Artifacts.StatsJSONL {
-			continue
-		}
-		r, err := d.loadRun(ctx, e)
-		if err != nil {
-			return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
-		}
-		searched = append(searched, r)
+			Text: fmt.Sprintf("only the newest %d of %d stored runs of %s up to the end of the range were searched (maxRunsPerQuery): at most the newest %d of each cohort", len(searched), found, testName, limit)})
 	}
 	ackText, err := d.catalogs.Store.ReadTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
 	if err != nil {
@@ -141,14 +134,6 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 	if extra, err := verdicts.ParseAcks([]byte(d.settings.Acks)); err == nil {
 		acks = append(acks, extra...)
 	}
-	var keys []string
-	for _, k := range keyList {
-		for _, part := range strings.Split(k, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				keys = append(keys, part)
-			}
-		}
-	}
 	all := verdicts.ChangePoints(verdicts.Cohorts(searched, nil), keys, o, acks)
 	inRange := all[:0]
 	for _, cp := range all {
@@ -157,4 +142,51 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 		}
 	}
 	return inRange, len(searched), notices, nil
+}
+
+// cohortRuns are the runs changePoints searches, oldest first: of the
+// stored runs of testName that start at or before to, the newest
+// maxRunsPerQuery of each cohort (verdicts.Cohorts; 0: every run), found
+// from the store's directory names and read newest first through the
+// stored-run cache, holding at least keys. No run after to is read. The
+// listing grows (maxRunsPerQuery, then twice as many, …) until every
+// cohort met holds maxRunsPerQuery runs or no older run is left; found is
+// how many runs the listing passed, capped whether the bound left some of
+// them out.
+func (d *Datasource) cohortRuns(ctx context.Context, testName string, to int64, keys []string) (searched []*verdicts.Run, found int, capped bool, err error) {
+	limit := max(d.settings.MaxRunsPerQuery, 0)
+	opts := runs.ListOptions{TestName: testName, To: to}
+	read, perCohort := map[string]bool{}, map[string]int{}
+	for listed := limit; ; listed *= 2 {
+		var es []runs.Entry
+		es, found, err = d.listStore(ctx, opts, listed)
+		if err != nil {
+			return nil, 0, false, withStatus(backend.StatusBadGateway, err)
+		}
+		for _, e := range es { // newest first
+			if read[e.ID] || !e.Artifacts.StatsJSONL {
+				continue
+			}
+			read[e.ID] = true
+			r, err := d.loadRunKeys(ctx, e, keys, false)
+			if err != nil {
+				return nil, 0, false, withStatus(backend.StatusBadGateway, err)
+			}
+			label := verdicts.Cohorts([]*verdicts.Run{r}, nil)[0].Label
+			if limit > 0 && perCohort[label] >= limit {
+				capped = true
+				continue
+			}
+			perCohort[label]++
+			searched = append(searched, r)
+		}
+		full := true
+		for _, n := range perCohort {
+			full = full && n >= limit
+		}
+		if listed == 0 || found <= listed || full {
+			slices.Reverse(searched) // oldest first, as the search wants
+			return searched, found, capped || found > listed && listed > 0, nil
+		}
+	}
 }

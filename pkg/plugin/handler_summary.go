@@ -68,7 +68,7 @@ func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artif
 	if !d.settings.PreferStored {
 		return nil, runNote{}, false
 	}
-	row := d.storedRows(ctx, e).server
+	row := d.storedHead(ctx, e).server
 	if row == nil {
 		return nil, runNote{}, false
 	}

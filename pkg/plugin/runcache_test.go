@@ -195,3 +195,26 @@ func TestStoredReadCounts(t *testing.T) {
 		}
 	}
 }
+
+// The rows a store listing reads (runs without server_summary.json, whose
+// window comes from the trial_summary row of stats.jsonl) go straight into
+// the stored-run cache, the one holder of stored rows: changePoints over
+// 20 such runs opens each stats.jsonl once (when listed) and computes
+// nothing in the cache, and the identical next query opens only acks.yaml.
+func TestListedRowsKeptInTheOneCache(t *testing.T) {
+	e := newEnv(t, "steady")
+	end := e.now.Unix()
+	storeNightly(t, e.storeRoot, 20, 12, end)
+	e.jsonData["discoverRuns"] = false
+	cps := q("P", end-30*day, end, map[string]any{"queryType": "changePoints", "testName": "nightly"})
+	if got := opens(t, e, cps); got > 20+1 {
+		t.Errorf("changePoints over 20 runs opened %d stored files, want each stats.jsonl once and acks.yaml", got)
+	}
+	hits, misses, entries := instance(t, e).cache.rows.stats()
+	if misses != 0 || entries != 20 {
+		t.Errorf("stored-run cache: %d hits, %d misses, %d entries; want the 20 runs kept from the listing, none read again", hits, misses, entries)
+	}
+	if got := opens(t, e, cps); got > 1 {
+		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	}
+}

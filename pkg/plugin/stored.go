@@ -1,8 +1,10 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
@@ -28,64 +30,216 @@ type storedFile[T any] struct {
 }
 
 // storedRows are the rows of a stored run's stats.jsonl this project
-// reads, by the one row rule (artifact.SelectRunRows): what panels show
-// and the run's values for the verdicts (summary, compare, gates,
-// changePoints share one read per run, kept in the stored-run cache).
+// reads, by the one row rule (artifact.SelectRunRows), as the handlers of
+// one run use them (phases, ladder): decoded from the run's storedRun.
 type storedRows struct {
 	// server and trial are the run's server_summary and trial_summary rows.
 	server, trial *artifact.Row
 	// ladder and phases are the run's last sets of those families.
 	ladder, phases []artifact.Row
-	// run is the run's values (verdicts.RunFromRunRows) named by its entry.
-	run     *verdicts.Run
+	problem        string
+}
+
+// storedRun is what the stored-run cache keeps of a run's stats.jsonl:
+// one value per run, read once and shared by every query type (summary,
+// frontier, compare, gates, changePoints, annotations, phases, ladder).
+// What a query over many runs needs is kept typed; the phase and ladder
+// sets, which one run's panels alone read whole and which are most of a
+// rich run's rows, are kept as their JSON lines and decoded on demand.
+// A thousand rich runs so fit the default storedRunCacheMiB many times
+// over (docs/performance.md "A thousand stored runs").
+type storedRun struct {
+	key artifact.RunKey
+	// server and trial are the run's server_summary and trial_summary rows.
+	server, trial *artifact.Row
+	// head is the run's values (verdicts.RunFromRunRows, named by its
+	// entry) of the server_summary, trial_summary and *_summary rows: every
+	// key verdicts.DefaultKeys can give, in the full run's order.
+	head *verdicts.Run
+	// phases and ladder are the run's last sets of those families as JSON
+	// lines (artifact.Marshal of each row, one a line).
+	phases, ladder []byte
+	// more is true when the sets hold rows that head leaves out.
+	more    bool
 	problem string
 }
 
-// verdictRun is a copy of the run's values (nil when the run has no
-// stats.jsonl or it could not be read): the cached value is shared.
-func (s storedRows) verdictRun() *verdicts.Run {
-	if s.run == nil {
+func (s storedRun) readFailed() bool { return s.problem != "" }
+
+// newStoredRun keeps the run's rows rr of entry e; decoding them back
+// (rows, fullRun) gives the rows and values read.
+func newStoredRun(e runs.Entry, rr artifact.RunRows) (storedRun, error) {
+	// The rows are copied: rr's point into the array of every row read,
+	// which the kept run must not hold.
+	s := storedRun{key: rr.Key, server: copyRow(rr.Server), trial: copyRow(rr.Trial)}
+	var err error
+	if s.phases, err = encodeRows(rr.Phases); err != nil {
+		return storedRun{}, err
+	}
+	if s.ladder, err = encodeRows(rr.Ladder); err != nil {
+		return storedRun{}, err
+	}
+	h := artifact.RunRows{Key: rr.Key, Server: rr.Server, Trial: rr.Trial,
+		Phases: summaryRows(rr.Phases), Ladder: summaryRows(rr.Ladder)}
+	s.more = len(h.Phases) < len(rr.Phases) || len(h.Ladder) < len(rr.Ladder)
+	s.head = named(verdicts.RunFromRunRows(h), e)
+	return s, nil
+}
+
+func copyRow(r *artifact.Row) *artifact.Row {
+	if r == nil {
 		return nil
 	}
-	r := *s.run
+	c := *r
+	return &c
+}
+
+// named gives r the identity of its entry.
+func named(r verdicts.Run, e runs.Entry) *verdicts.Run {
+	r.ID, r.Tag, r.TestName, r.Start = e.ID, e.Tag, e.TestName, e.Start
 	return &r
 }
 
-// rowsBytes estimates what a storedRows holds in memory, for the
-// storedRunCacheMiB budget.
-func rowsBytes(s storedRows) int64 {
-	const header = 64 // a struct or slice header, a pointer, an interface
-	n := int64(header + len(s.problem))
+// summaryRows are the rows of a set whose metric ends in _summary: the
+// rows whose keys verdicts.DefaultKeys searches.
+func summaryRows(set []artifact.Row) []artifact.Row {
+	var out []artifact.Row
+	for _, r := range set {
+		if strings.HasSuffix(r.Metric, "_summary") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// headCovers reports whether every key of keys (none: the default keys)
+// is one a run's head holds: an undotted key (server_summary and
+// trial_summary) or one of a *_summary row.
+func headCovers(keys []string) bool {
+	for _, k := range keys {
+		if i := strings.IndexByte(k, '.'); i >= 0 && !strings.HasSuffix(k[:i], "_summary") {
+			return false
+		}
+	}
+	return true
+}
+
+func encodeRows(rows []artifact.Row) ([]byte, error) {
+	var b bytes.Buffer
+	for _, r := range rows {
+		line, err := artifact.Marshal(r.Object())
+		if err != nil {
+			return nil, fmt.Errorf("keeping a %s row: %w", r.Metric, err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	return bytes.Clone(b.Bytes()), nil
+}
+
+func decodeRows(b []byte) []artifact.Row {
+	var out []artifact.Row
+	for line := range bytes.Lines(b) {
+		// The lines were written by encodeRows from parsed rows: they parse.
+		if r, err := artifact.ParseRow(line); err == nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// rows decodes the run's rows.
+func (s storedRun) rows() storedRows {
+	return storedRows{server: s.server, trial: s.trial, phases: decodeRows(s.phases), ladder: decodeRows(s.ladder), problem: s.problem}
+}
+
+// fullRun is the run's values of every row (RunFromRunRows), a value of
+// its own; nil when stats.jsonl could not be read.
+func (s storedRun) fullRun(e runs.Entry) *verdicts.Run {
+	if s.head == nil {
+		return nil
+	}
+	if !s.more {
+		r := *s.head
+		return &r
+	}
+	return named(verdicts.RunFromRunRows(artifact.RunRows{Key: s.key, Server: s.server, Trial: s.trial,
+		Phases: decodeRows(s.phases), Ladder: decodeRows(s.ladder)}), e)
+}
+
+// headRun is a copy of the run's head values (nil when stats.jsonl could
+// not be read): the cached value is shared.
+func (s storedRun) headRun() *verdicts.Run {
+	if s.head == nil {
+		return nil
+	}
+	r := *s.head
+	return &r
+}
+
+// Sizes of the values the stored-run cache accounts for (64-bit).
+const (
+	sizeString    = 16 // a string header
+	sizeSlice     = 24 // a slice header
+	sizeIface     = 16 // an interface value
+	sizePtr       = 8
+	sizeAllocSlop = 8                                                       // a heap allocation's rounding, on average
+	sizeMapEntry  = 48                                                      // a map[string]int entry with its share of buckets
+	sizeField     = sizeString + sizeIface                                  // artifact.Field
+	sizeRow       = 4*sizeString + sizeSlice                                // artifact.Row
+	sizeValue     = sizeString + sizePtr                                    // verdicts.Value
+	sizeRun       = 4*sizeString + 8 + sizeSlice + sizePtr                  // verdicts.Run
+	sizeStoredRun = 3*sizeString + 3*sizePtr + 2*sizeSlice + 8 + sizeString // storedRun
+)
+
+// storedRunBytes is what a storedRun holds in memory, for the
+// storedRunCacheMiB budget: the struct, its rows' headers, strings and
+// measurement values, the head's values and their index, the kept lines.
+// Strings the head shares with the rows are counted twice (an upper
+// bound by their length, tens of bytes a key).
+func storedRunBytes(s storedRun) int64 {
+	n := sizeStoredRun + int64(len(s.problem)+len(s.key.Timestamp)+len(s.key.Tag)+len(s.key.TestName))
+	str := func(t string) int64 {
+		if t == "" {
+			return 0
+		}
+		return int64(len(t)) + sizeAllocSlop
+	}
 	row := func(r *artifact.Row) {
 		if r == nil {
 			return
 		}
-		n += header + int64(len(r.Timestamp)+len(r.Tag)+len(r.TestName)+len(r.Metric))
+		n += sizeRow + sizeAllocSlop + str(r.Timestamp) + str(r.Tag) + str(r.TestName) + str(r.Metric)
+		n += int64(cap(r.Measurements)) * sizeField
 		for _, f := range r.Measurements {
-			n += header + int64(len(f.Key))
-			if t, ok := f.Value.(string); ok {
-				n += int64(len(t))
+			n += str(f.Key)
+			switch v := f.Value.(type) {
+			case string:
+				n += sizeString + sizeAllocSlop + str(v) // the interface's boxed string
+			case artifact.Number:
+				n += sizeString + sizeAllocSlop + str(string(v))
+			case nil:
+			default:
+				n += 64 // another JSON value: not in this project's rows
 			}
 		}
 	}
 	row(s.server)
 	row(s.trial)
-	for i := range s.ladder {
-		row(&s.ladder[i])
-	}
-	for i := range s.phases {
-		row(&s.phases[i])
-	}
-	if s.run != nil {
-		n += header + int64(len(s.run.ID)+len(s.run.TestName)+len(s.run.Tag)+len(s.run.Timestamp))
-		for _, v := range s.run.Values {
-			n += 2*header + 2*int64(len(v.Key)) // the value and its index entry
+	if r := s.head; r != nil {
+		n += sizeRun + str(r.ID) + str(r.TestName) + str(r.Tag) + str(r.Timestamp)
+		n += int64(cap(r.Values)) * sizeValue
+		for _, v := range r.Values {
+			n += str(v.Key) + sizeMapEntry
 			if v.Text != nil {
-				n += int64(len(*v.Text))
+				n += sizeString + sizeAllocSlop + str(*v.Text)
 			}
 		}
 	}
-	return n
+	return n + int64(cap(s.phases)+cap(s.ladder))
 }
 
 // storedOnce reads one artifact of a stored run through c: finished once
@@ -95,19 +249,37 @@ func rowsBytes(s storedRows) int64 {
 func storedOnce[T interface{ readFailed() bool }](ctx context.Context, d *Datasource, c *cached[T], e runs.Entry, name string, read func(context.Context) T) T {
 	s, _, _ := c.get(ctx, d.key(keyStoredFile, e, name), func(ctx context.Context) (T, outcome) {
 		s := read(ctx)
-		switch {
-		case s.readFailed():
-			return s, failedRead
-		case e.Artifacts.ServerSummary || e.Artifacts.Status:
-			return s, finishedOK
-		}
-		return s, liveRun
+		return s, storedOutcome(e, s.readFailed())
 	})
 	return s
 }
 
+// storedOutcome is how long a stored artifact of e read is kept.
+func storedOutcome(e runs.Entry, failed bool) outcome {
+	switch {
+	case failed:
+		return failedRead
+	case e.Artifacts.ServerSummary || e.Artifacts.Status:
+		return finishedOK
+	}
+	return liveRun
+}
+
+// keepListedRows keeps the rows of a run's stats.jsonl that the store's
+// listing read (runs.Store.OnRowsRead) in the stored-run cache, as
+// storedHead would have read them: the one cache of stored rows.
+func (d *Datasource) keepListedRows(e runs.Entry, rr artifact.RunRows) {
+	if !d.inStore(e) || !e.Artifacts.StatsJSONL {
+		return
+	}
+	s, err := newStoredRun(e, rr)
+	if err != nil {
+		return // storedHead reads the file and says why
+	}
+	d.cache.rows.put(d.key(keyStoredFile, e, runs.FileStatsJSONL), s, storedOutcome(e, false))
+}
+
 func (s storedFile[T]) readFailed() bool { return s.problem != "" }
-func (s storedRows) readFailed() bool    { return s.problem != "" }
 
 // inStore reports whether e's artifacts can be read from the results store.
 func (d *Datasource) inStore(e runs.Entry) bool {
@@ -144,44 +316,61 @@ func readStoredFile[T any](ctx context.Context, d *Datasource, c *cached[storedF
 	})
 }
 
-func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
+// storedHead is a stored run's kept stats.jsonl through the stored-run
+// cache, read once per instance (zero for a run outside the store or
+// without the file): what queries over many runs read, nothing decoded.
+func (d *Datasource) storedHead(ctx context.Context, e runs.Entry) storedRun {
 	if !d.inStore(e) || !e.Artifacts.StatsJSONL {
-		return storedRows{}
+		return storedRun{}
 	}
-	return storedOnce(ctx, d, d.cache.rows, e, runs.FileStatsJSONL, func(ctx context.Context) storedRows {
+	return storedOnce(ctx, d, d.cache.rows, e, runs.FileStatsJSONL, func(ctx context.Context) storedRun {
 		st := d.catalogs.Store.Read(ctx, e, runs.PartRows)
-		rr := st.Rows
-		s := storedRows{server: rr.Server, trial: rr.Trial, ladder: rr.Ladder, phases: rr.Phases}
 		if p := st.Problem(runs.FileStatsJSONL); p != nil {
-			s.problem = p.Err.Error()
-			return s
+			return storedRun{server: copyRow(st.Rows.Server), trial: copyRow(st.Rows.Trial), problem: p.Err.Error()}
 		}
-		r := verdicts.RunFromRunRows(rr)
-		r.ID, r.Tag, r.TestName, r.Start = e.ID, e.Tag, e.TestName, e.Start
-		s.run = &r
+		s, err := newStoredRun(e, st.Rows)
+		if err != nil {
+			return storedRun{problem: err.Error()}
+		}
 		return s
 	})
 }
 
-// loadRun is a stored run's values through the stored-run cache: the
-// run's stats.jsonl is read once per instance and shared by every query
-// type. It fails like verdicts.LoadEntry: a run without stats.jsonl, or
-// one whose stats.jsonl could not be read.
+// storedRows are a stored run's rows, its phase and ladder sets decoded:
+// what one run's panels read.
+func (d *Datasource) storedRows(ctx context.Context, e runs.Entry) storedRows {
+	return d.storedHead(ctx, e).rows()
+}
+
+// loadRun is a stored run's values of every row through the stored-run
+// cache: the run's stats.jsonl is read once per instance and shared by
+// every query type. It fails like verdicts.LoadEntry: a run without
+// stats.jsonl, or one whose stats.jsonl could not be read.
 func (d *Datasource) loadRun(ctx context.Context, e runs.Entry) (*verdicts.Run, error) {
+	return d.loadRunKeys(ctx, e, nil, true)
+}
+
+// loadRunKeys is loadRun holding at least keys (none: the default keys of
+// verdicts.DefaultKeys), or every key when all is set: the run's head
+// when it covers them (headCovers), nothing decoded.
+func (d *Datasource) loadRunKeys(ctx context.Context, e runs.Entry, keys []string, all bool) (*verdicts.Run, error) {
 	if !d.inStore(e) {
 		return nil, fmt.Errorf("run %s is not in the results store", e.ID)
 	}
 	if !e.Artifacts.StatsJSONL {
 		return nil, fmt.Errorf("run %s: no %s in the results store", e.ID, runs.FileStatsJSONL)
 	}
-	s := d.storedRows(ctx, e)
+	s := d.storedHead(ctx, e)
 	if s.problem != "" {
 		return nil, fmt.Errorf("run %s: %s %s", e.ID, runs.FileStatsJSONL, s.problem)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := s.verdictRun()
+	r := s.headRun()
+	if all || !headCovers(keys) {
+		r = s.fullRun(e)
+	}
 	if r == nil {
 		return nil, fmt.Errorf("run %s: %s was not read", e.ID, runs.FileStatsJSONL)
 	}
@@ -308,7 +497,7 @@ func (d *Datasource) storeNotices(ctx context.Context, e runs.Entry) []string {
 	if !d.settings.PreferStored {
 		return nil
 	}
-	return problems(d.storedSummary(ctx, e).problem, d.storedPSIFile(ctx, e).problem, d.storedRows(ctx, e).problem)
+	return problems(d.storedSummary(ctx, e).problem, d.storedPSIFile(ctx, e).problem, d.storedHead(ctx, e).problem)
 }
 
 // kubernetes is where the Kubernetes part of oom_events comes from for a

@@ -18,12 +18,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/substrate/density/internal/storetest"
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/runs"
 	"github.com/substrate/density/pkg/verdicts/command"
 )
 
 // BenchmarkThousandStoredRuns is `summary` over the range, `changePoints`
 // (over gRPC) and `density regressions` over a store of 1,000 nightly runs
-// written from one template run: cold (a new datasource instance each
+// written from one template run, rich (its stats.jsonl with a ladder and
+// 65 phase rows, as exported with pod logs) and plain (the same without
+// those rows), at the default storedRunCacheMiB: cold (a new datasource instance each
 // time) and warm (the identical next query of the same instance). It
 // reports the stored files opened and directories listed per query
 // (inotify on the store's directories), the answer's bytes (Arrow, as
@@ -31,7 +35,59 @@ import (
 // memory allocated. docs/performance.md "A thousand stored runs".
 func BenchmarkThousandStoredRuns(b *testing.B) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	m := storetest.BuildMany(b, 1000, now)
+	tmpl, promURL := storetest.Template(b)
+	plain := plainTemplate(b, tmpl)
+	for _, store := range []struct{ name, tmpl string }{{"rich", tmpl}, {"plain", plain}} {
+		m, err := storetest.WriteMany(store.tmpl, b.TempDir(), 1000, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.PromURL = promURL
+		b.Run(store.name, func(b *testing.B) { benchThousand(b, m, now) })
+	}
+}
+
+// plainTemplate is a copy of the template run whose stats.jsonl holds no
+// phase or ladder rows: a plain run beside the rich one.
+func plainTemplate(b *testing.B, tmpl string) string {
+	dir := b.TempDir()
+	des, err := os.ReadDir(tmpl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(tmpl, de.Name())) // #nosec G304 -- the template run the benchmark wrote
+		if err != nil {
+			b.Fatal(err)
+		}
+		if de.Name() == runs.FileStatsJSONL {
+			var out bytes.Buffer
+			err = artifact.ScanRows(bytes.NewReader(data), func(l artifact.Line) error {
+				if l.Row != nil {
+					if f := artifact.FamilyOf(l.Row.Metric); f == artifact.FamilyPhases || f == artifact.FamilyLadder {
+						return nil
+					}
+				}
+				out.Write(l.Raw)
+				out.WriteByte('\n')
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = out.Bytes()
+		}
+		if err := os.WriteFile(filepath.Join(dir, de.Name()), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func benchThousand(b *testing.B, m *storetest.Many, now time.Time) {
 	w := watchOpens(b, m.Root)
 	from, to := m.Runs[0].Start-day, m.Runs[len(m.Runs)-1].Start+day
 	newEnv := func(i int) *env {

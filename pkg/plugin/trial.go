@@ -70,7 +70,7 @@ func (d *Datasource) trialSummary(ctx context.Context, e runs.Entry) trialRow {
 
 func (d *Datasource) storedTrial(ctx context.Context, e runs.Entry) trialRow {
 	var t trialRow
-	s := d.storedRows(ctx, e)
+	s := d.storedHead(ctx, e)
 	t.notices = append(t.notices, notesOf(e.ID, problems(s.problem))...)
 	if s.trial == nil {
 		for _, k := range clusterfacts.Keys() {

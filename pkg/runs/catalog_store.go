@@ -105,6 +105,8 @@ type Store struct {
 	// their insertion order, for the storeCacheSize bound.
 	read      map[string]artifact.RunRows
 	readOrder []string
+	// rowsRead, when set (OnRowsRead), takes those rows instead of read.
+	rowsRead func(Entry, artifact.RunRows)
 	// opened counts the objects opened for reading (Opened).
 	opened atomic.Int64
 }
@@ -577,7 +579,11 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 	if finished {
 		s.remember(e)
 		if rows != nil && e.RowKey == nil {
-			s.keepRead(id, *rows)
+			if s.rowsRead != nil {
+				s.rowsRead(e, *rows)
+			} else {
+				s.keepRead(id, *rows)
+			}
 		}
 	}
 	return e, nil
@@ -646,6 +652,14 @@ func (s *Store) keepRead(id string, rows artifact.RunRows) {
 	s.read[id] = rows
 	s.readOrder = append(s.readOrder, id)
 }
+
+// OnRowsRead hands the rows of a finished run whose stats.jsonl a
+// description read (a run without server_summary.json) to f instead of
+// keeping them until Read takes them: a caller with a cache of its own
+// (the datasource's stored-run cache) keeps them there, under its one
+// bound, so that listing then reading a run opens the file once and no
+// second holder of rows exists. Set it before the store is used.
+func (s *Store) OnRowsRead(f func(Entry, artifact.RunRows)) { s.rowsRead = f }
 
 // takeRead returns (and forgets) the rows describe read of run id.
 func (s *Store) takeRead(id string) (artifact.RunRows, bool) {

@@ -114,7 +114,8 @@ func (s *Store) Run(ctx context.Context, id string, parts Part) (*Stored, error)
 
 // Read reads the parts of a run the store described. The rows of a
 // finished run whose stats.jsonl the description already read (a run
-// without server_summary.json) are taken from that read, not read again.
+// without server_summary.json) are taken from that read, not read again,
+// unless OnRowsRead took them.
 func (s *Store) Read(ctx context.Context, e Entry, parts Part) *Stored {
 	var (
 		rows  artifact.RunRows

@@ -52,8 +52,8 @@ type Split struct {
 // two-sample Student's t-test (ddof = 1) instead of a permutation test, as
 // Hunter does (Fleming et al., ICPE 2023).
 //
-// Windows of Window points advance by max(1, Window − 2·margin + 1)
-// points (11 at the defaults), or to the last point found in the window
+// Windows of Window points advance by max(1, Window − 2·margin) points
+// (10 at the defaults), or to the last point found in the window
 // when that lies further on (Hunter's restart rule). The margin (see
 // detectWindow) keeps a split away from an arbitrary window edge; with
 // that advance every position from MinRuns to len−MinRuns lies outside the
@@ -157,9 +157,12 @@ type candidate struct {
 // τ is usable in the window [s, s+Window) when s+margin ≤ τ ≤ s+Window−margin.
 func (o Options) margin() int { return max(o.MinRuns, o.Window/3) }
 
-// advance is the most a window may move on so that the usable splits of
-// consecutive windows leave no position between them.
-func (o Options) advance() int { return max(1, o.Window-2*o.margin()+1) }
+// advance is how far a window moves on: a window's usable splits are the
+// Window − 2·margin + 1 positions [s+margin, s+Window−margin], so moving by
+// one less than that makes consecutive windows' usable splits overlap by
+// one and leave no position between them (10 at the defaults, within the
+// spec's "at most max(1, W − 2m + 1)").
+func (o Options) advance() int { return max(1, o.Window-2*o.margin()) }
 
 func detectWindow(xs []float64, start, end int, points []int, o Options) []int {
 	// A window edge that is neither the series' end nor a change point is
