@@ -156,6 +156,23 @@ func reportRun(s *runs.Stored) (report.Run, []string, error) {
 	return run, notices, nil
 }
 
+// storedNotices are the run's notices.json entries.
+func storedNotices(s *runs.Stored) []artifact.Notice {
+	return append([]artifact.Notice(nil), s.Notices...)
+}
+
+// noNotices says why the run's notices are not known ("" when its
+// notices.json was read).
+func noNotices(s *runs.Stored) string {
+	switch p := s.Problem(runs.FileNotices); {
+	case p != nil:
+		return p.Error()
+	case !s.NoticesRecorded:
+		return "the run has no " + runs.FileNotices
+	}
+	return ""
+}
+
 // psiNotice says why a run has no psi_series.json to show ("" when it has).
 func psiNotice(s *runs.Stored) string {
 	switch p := s.Problem(runs.FilePSISeries); {
@@ -270,10 +287,18 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 	if err != nil {
 		return usage(err)
 	}
-	in.Run, in.Notices = run, notices
+	in.Run, in.Notices, in.NoNotices = run, storedNotices(stored), noNotices(stored)
+	var own []string // the report's own notices, printed
+	info := func(text string) {
+		in.Notices = append(in.Notices, artifact.Notice{Severity: artifact.SeverityInfo, Text: text})
+		own = append(own, text)
+	}
+	for _, n := range notices {
+		info(n)
+	}
 	in.PSI = stored.PSI
 	if psiNotice := psiNotice(stored); psiNotice != "" {
-		in.Notices = append(in.Notices, psiNotice)
+		info(psiNotice)
 		url := f.promURL
 		cfg, err := f.prometheus().Config(os.Getenv)
 		how := ""
@@ -292,10 +317,10 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 			cfg.URL = url
 			psi, err := psiFromPrometheus(ctx, cfg, run)
 			if err != nil {
-				in.Notices = append(in.Notices, fmt.Sprintf("PSI bands not read from Prometheus at %s%s: %v", endpoint.Redact(url), how, err))
+				info(fmt.Sprintf("PSI bands not read from Prometheus at %s%s: %v", endpoint.Redact(url), how, err))
 			} else {
 				in.PSI = psi
-				in.Notices = append(in.Notices, "PSI bands read from Prometheus at "+endpoint.Redact(url)+how+" (psi_series.json is missing)")
+				info("PSI bands read from Prometheus at " + endpoint.Redact(url) + how + " (psi_series.json is missing)")
 			}
 		}
 	}
@@ -319,7 +344,7 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 	if err := artifact.WriteFileAtomic(path, page, 0o644); err != nil {
 		return fail(err)
 	}
-	for _, n := range in.Notices {
+	for _, n := range own {
 		fmt.Fprintf(stdout, "notice: %s\n", n)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes, rendered in %v)\n", path, len(page), elapsed.Round(time.Millisecond))

@@ -391,3 +391,45 @@ func TestReportSendsNoCredentialToTheRecordedURL(t *testing.T) {
 		})
 	}
 }
+
+// `density report` shows each null with the reason notices.json recorded;
+// a run without one (older runs) says no notice was recorded, and one that
+// does not parse says so and still makes the report.
+func TestReportShowsRecordedNotices(t *testing.T) {
+	recorded, err := artifact.NoticesJSON([]artifact.Notice{
+		{Block: harvest.BlockNodePSI, Field: "cpu_stall_pct", Severity: artifact.SeverityWarning, Text: "null: the read failed: connection refused"},
+		{Block: "trial_summary", Field: "actors_per_vcpu", Severity: artifact.SeverityWarning, Text: "allocatable_cores is null"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		notices []byte
+		want    []string
+	}{
+		{"recorded", recorded, []string{"node_psi.cpu_stall_pct: null: the read failed: connection refused", "trial_summary.actors_per_vcpu: allocatable_cores is null"}},
+		{"older run", nil, []string{"no notice recorded (the run has no notices.json)"}},
+		{"malformed", []byte(`[{"block": 1}]`), []string{"no notice recorded (notices.json does not parse"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeStoredRun(t, dir, 0.75, true)
+			if c.notices != nil {
+				if err := os.WriteFile(filepath.Join(dir, runs.FileNotices), c.notices, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, _, errOut := runCmd(t, "--run-dir", dir)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			page := readReport(t, dir)
+			for _, want := range c.want {
+				if !strings.Contains(page, want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+		})
+	}
+}

@@ -131,7 +131,7 @@ func exportDemo(ctx context.Context, dir string, stdout, stderr io.Writer) (*sim
 		return tr, srv, code
 	}
 	fmt.Fprintf(stdout, "\nArtifacts:\n  %s\n  %s\n", out.ServerSummary, out.StatsJSONL)
-	for _, f := range []string{out.PSISeries, out.Report} {
+	for _, f := range []string{out.PSISeries, out.Notices, out.Report} {
 		if f != "" {
 			fmt.Fprintf(stdout, "  %s\n", f)
 		}

@@ -197,7 +197,7 @@ func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRu
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries, runs.FileStatsHistory, runs.FileStats, runs.FileLogs} {
+	for _, name := range []string{runs.FileServerSummary, runs.FileStatsJSONL, runs.FilePSISeries, runs.FileNotices, runs.FileStatsHistory, runs.FileStats, runs.FileLogs} {
 		b, err := os.ReadFile(filepath.Join(templateDir, name)) // #nosec G304 -- a fixed artifact name inside the demo run the caller named
 		if errors.Is(err, fs.ErrNotExist) && name != runs.FileServerSummary && name != runs.FileStatsJSONL {
 			continue

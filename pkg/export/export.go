@@ -76,6 +76,7 @@ type Outcome struct {
 	Dir              string
 	ServerSummary    string
 	PSISeries        string // psi_series.json, next to ServerSummary
+	Notices          string // notices.json, next to ServerSummary
 	Report           string // report.html, next to ServerSummary; "" when not written
 	StatsJSONL       string
 	Result           *harvest.Result
@@ -338,10 +339,8 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 		RunEnd:        run.End,
 	})
 	out.Trial = trial
-	reportNotices := append([]string(nil), in.Notices...)
 	for _, n := range trialNotices {
 		fmt.Fprintf(env.Stdout, "trial_summary.%s: %s\n", n.Field, n.Reason)
-		reportNotices = append(reportNotices, fmt.Sprintf("trial_summary.%s: %s", n.Field, n.Reason))
 	}
 	if frontier.ShouldWriteTrialSummary(in.Status, in.HasStatsRows) {
 		rows = append(rows, frontier.Row(trial, run.Start, run.Tag, run.TestName))
@@ -393,8 +392,12 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 		return fail("writing %s: %v", out.StatsJSONL, err)
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	notices := j.notices(trialNotices, out.TrialWritten)
+	if err := writeNotices(out, notices); err != nil {
+		return fail("%v", err)
+	}
 	if o.Report {
-		writeReport(env, out, md, psiDoc, res, reportNotices, rows)
+		writeReport(env, out, md, psiDoc, res, notices, rows)
 	}
 	tally, err := tallyBlocks(res, rows[0].Measurements)
 	if err != nil {

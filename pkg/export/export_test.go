@@ -788,8 +788,8 @@ func TestOutDirAndUntouchedRunDir(t *testing.T) {
 	if after := snapshotDir(t, dir); !reflect.DeepEqual(after, before) {
 		t.Errorf("the run directory changed with --out elsewhere")
 	}
-	if got := listDir(t, out); strings.Join(got, ",") != "psi_series.json,report.html,server_summary.json,stats.jsonl" {
-		t.Errorf("--out holds %v, want psi_series.json, report.html, server_summary.json and stats.jsonl only (no temporary files)", got)
+	if got := listDir(t, out); strings.Join(got, ",") != "notices.json,psi_series.json,report.html,server_summary.json,stats.jsonl" {
+		t.Errorf("--out holds %v, want notices.json, psi_series.json, report.html, server_summary.json and stats.jsonl only (no temporary files)", got)
 	}
 	rows := readRows(t, filepath.Join(out, "stats.jsonl"))
 	if len(rows) != 2 || rows[0]["metric"] != "server_summary" || rows[1]["metric"] != "trial_summary" {

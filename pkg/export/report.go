@@ -14,7 +14,7 @@ import (
 // (gates, phases, ladder). A report that cannot
 // be rendered or written is a notice (export.md), never a failed export:
 // the artifacts it describes are already written.
-func writeReport(env Env, out *Outcome, md artifact.ServerMetadata, psi *artifact.PSISeries, res *harvest.Result, notices []string, rows []artifact.Row) {
+func writeReport(env Env, out *Outcome, md artifact.ServerMetadata, psi *artifact.PSISeries, res *harvest.Result, notices []artifact.Notice, rows []artifact.Row) {
 	in := report.Input{
 		Run:         report.Run{Meta: md, Result: res},
 		PSI:         psi,

@@ -156,6 +156,7 @@ type caches struct {
 	psiPanels  *cached[psiPanel]
 	summaries  *cached[storedFile[artifact.StoredSummary]]
 	psiFiles   *cached[storedFile[artifact.PSISeries]]
+	notices    *cached[storedFile[[]artifact.Notice]]
 	rows       *cached[storedRun]
 	ladderLogs *cached[ladderLog]
 	ladders    *cached[ladderRead]
@@ -230,6 +231,7 @@ func (d *Datasource) newCaches() caches {
 		psiPanels:     newCached[psiPanel](n, timeout, now, slot),
 		summaries:     newCached[storedFile[artifact.StoredSummary]](n, timeout, now, nil),
 		psiFiles:      newCached[storedFile[artifact.PSISeries]](n, timeout, now, nil),
+		notices:       newCached[storedFile[[]artifact.Notice]](n, timeout, now, nil),
 		rows:          d.newStoredRunCache(timeout, now),
 		ladderLogs:    newCached[ladderLog](n, timeout, now, nil),
 		ladders:       newCached[ladderRead](n, timeout, now, nil),

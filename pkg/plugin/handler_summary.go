@@ -107,6 +107,12 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		for i, e := range entries {
 			g.Go(func() error {
 				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
+				// A stored run's recorded notices: why its null fields are null.
+				run := ""
+				if len(entries) > 1 {
+					run = e.ID
+				}
+				rs.notes = append(rs.notes, d.storedNoticeNotes(ctx, e, run)...)
 				if len(entries) > 1 {
 					if values, note, ok := d.storedServerRow(ctx, e); ok {
 						rs.server, rs.notes = values, append(rs.notes, note)

@@ -300,6 +300,39 @@ func (d *Datasource) storedPSIFile(ctx context.Context, e runs.Entry) storedFile
 		func(s *runs.Stored) *artifact.PSISeries { return s.PSI }, "PSI series are read from Prometheus")
 }
 
+// storedNoticesFile is a stored run's notices.json: why its null fields
+// are null, as its export said.
+func (d *Datasource) storedNoticesFile(ctx context.Context, e runs.Entry) storedFile[[]artifact.Notice] {
+	return readStoredFile(ctx, d, d.cache.notices, e, e.Artifacts.Notices, runs.PartNotices, runs.FileNotices,
+		func(s *runs.Stored) *[]artifact.Notice {
+			if !s.NoticesRecorded {
+				return nil
+			}
+			return &s.Notices
+		}, "its null fields are shown without their reasons")
+}
+
+// storedNoticeNotes are the notices a stored run's export recorded in its
+// notices.json, as frame notices of run (a warning for a null's reason);
+// a notices.json that cannot be read is one notice saying so.
+func (d *Datasource) storedNoticeNotes(ctx context.Context, e runs.Entry, run string) []runNote {
+	if !d.settings.PreferStored {
+		return nil
+	}
+	f := d.storedNoticesFile(ctx, e)
+	if f.problem != "" {
+		return []runNote{{run: run, text: f.problem, warn: true}}
+	}
+	if f.value == nil {
+		return nil
+	}
+	out := make([]runNote, 0, len(*f.value))
+	for _, n := range *f.value {
+		out = append(out, runNote{run: run, text: n.String(), warn: n.Severity == artifact.SeverityWarning})
+	}
+	return out
+}
+
 // readStoredFile reads one part of e through the stored-run reader, once,
 // when the run has it; instead says what is read when it cannot be.
 func readStoredFile[T any](ctx context.Context, d *Datasource, c *cached[storedFile[T]], e runs.Entry, has bool, part runs.Part, name string, pick func(*runs.Stored) *T, instead string) storedFile[T] {

@@ -57,9 +57,13 @@ type Input struct {
 	// HarvestedAt is when the artifacts were harvested (the export's clock,
 	// or the file time of stored artifacts); the render itself adds no time.
 	HarvestedAt time.Time
-	// Notices are extra notices to list (trial_summary notices, a missing
-	// psi_series.json, ...), besides the Result's.
-	Notices []string
+	// Notices are every notice of the run (notices.json: the harvest's,
+	// the trial_summary's, ...) and the report's own (a missing
+	// psi_series.json, ...); a null field shows those that explain it.
+	Notices []artifact.Notice
+	// NoNotices, when set, is why the run's notices are not known (a
+	// stored run without notices.json): shown next to each null.
+	NoNotices string
 	// Baseline, when set, adds a compare column to every figure.
 	Baseline *Run
 }
@@ -392,37 +396,20 @@ func build(in Input) (*page, error) {
 	}
 
 	// Notices and nulls.
-	for _, n := range r.Notices {
+	for _, n := range in.Notices {
 		pg.Notices = append(pg.Notices, n.String())
 	}
-	pg.Notices = append(pg.Notices, in.Notices...)
 	for _, m := range artifact.ServerSummaryValues(r) {
 		if m.Number() != nil {
 			continue
 		}
-		nf := nullField{Key: m.Key}
-		for _, n := range r.Notices {
-			if noticeCovers(n, m.Key) {
-				nf.Notices = append(nf.Notices, n.String())
-			}
-		}
-		if len(nf.Notices) == 0 {
-			nf.Notices = []string{"null in the artifact; no notice says why (stored runs keep no notices)"}
-		}
-		pg.Nulls = append(pg.Nulls, nf)
+		pg.Nulls = append(pg.Nulls, in.nullField(m.Key, func(n artifact.Notice) bool { return noticeCovers(n, m.Key) }))
 	}
 	for _, m := range in.Trial {
 		if m.Value == nil {
-			nf := nullField{Key: "trial_summary." + m.Key}
-			for _, n := range in.Notices {
-				if strings.HasPrefix(n, "trial_summary."+m.Key+":") {
-					nf.Notices = append(nf.Notices, n)
-				}
-			}
-			if len(nf.Notices) == 0 {
-				nf.Notices = []string{"null in the trial_summary row"}
-			}
-			pg.Nulls = append(pg.Nulls, nf)
+			pg.Nulls = append(pg.Nulls, in.nullField("trial_summary."+m.Key, func(n artifact.Notice) bool {
+				return (n.Block == "trial_summary" || n.Block == "cluster_facts") && n.Field == m.Key
+			}))
 		}
 	}
 	return pg, nil
@@ -525,15 +512,34 @@ func isFrontier(key string) bool {
 	return false
 }
 
-// noticeCovers says whether a harvest notice explains the null flat key.
-func noticeCovers(n harvest.Notice, key string) bool {
+// nullField is the null key with the notices that explain it, or why
+// none does.
+func (in Input) nullField(key string, covers func(artifact.Notice) bool) nullField {
+	nf := nullField{Key: key}
+	for _, n := range in.Notices {
+		if covers(n) {
+			nf.Notices = append(nf.Notices, n.String())
+		}
+	}
+	if len(nf.Notices) == 0 {
+		why := "no notice recorded"
+		if in.NoNotices != "" {
+			why += " (" + in.NoNotices + ")"
+		}
+		nf.Notices = []string{why}
+	}
+	return nf
+}
+
+// noticeCovers says whether a notice explains the null flat key.
+func noticeCovers(n artifact.Notice, key string) bool {
 	prefix := map[string]string{
 		harvest.BlockPacking: "cluster_packing_", harvest.BlockNodePSI: "psi_", harvest.BlockPodPSI: "pod_psi_",
 		harvest.BlockActiveActors: "active_actors_", harvest.BlockWorkingSet: "working_set_", harvest.BlockOOM: "oom_events_",
 	}
 	switch n.Block {
 	case "":
-		return n.Kind != harvest.Caveat
+		return n.Severity == artifact.SeverityWarning
 	case harvest.BlockSnapshots:
 		if !(strings.HasPrefix(key, "snapshot_") || strings.HasPrefix(key, "restore_") || strings.HasPrefix(key, "checkpoint")) {
 			return false

@@ -126,7 +126,8 @@ func synthetic(dur int64, pods int) Input {
 		{Metric: "phase_atelet_restore_total", Measurements: artifact.Object{{Key: "count", Value: "120"}, {Key: "p95_ms", Value: "412.5"}, {Key: "p99_ms", Value: nil}}},
 	}
 	return Input{Run: Run{Meta: md, Result: r, Trial: trial, Rows: rows}, PSI: psi, Source: md.PromURL, HarvestedAt: fixedHarvest,
-		Notices: []string{"trial_summary.actors_per_gb_ram: null: allocatable RAM is unknown"}}
+		Notices: append(artifact.HarvestNotices(r.Notices),
+			artifact.Notice{Block: "trial_summary", Field: "actors_per_gb_ram", Severity: artifact.SeverityWarning, Text: "null: allocatable RAM is unknown"})}
 }
 
 func render(t *testing.T, in Input) []byte {

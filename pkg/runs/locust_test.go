@@ -292,7 +292,7 @@ func TestArtifacts(t *testing.T) {
 	if !a.Set(FileStats, false) || a.Stats {
 		t.Error("Set false failed")
 	}
-	if len(ArtifactFiles()) != 10 {
+	if len(ArtifactFiles()) != 11 {
 		t.Error("ArtifactFiles changed length")
 	}
 }

@@ -13,6 +13,9 @@ const (
 	FileExceptions    = "exceptions.csv"
 	FileClusterBefore = "cluster_before.json"
 	FilePSISeries     = "psi_series.json"
+	// FileNotices is the export's notices (why a field is null), beside
+	// server_summary.json.
+	FileNotices = "notices.json"
 	// FileLogs is the run's log (Locust master and workers), which holds
 	// the ladder lines of a ladder run.
 	FileLogs = "logs.txt"
@@ -24,6 +27,7 @@ func ArtifactFiles() []string {
 	return []string{
 		FileStatsHistory, FileStats, FileStatsJSONL, FileStatus,
 		FileServerSummary, FileFailures, FileExceptions, FileClusterBefore, FilePSISeries, FileLogs,
+		FileNotices,
 	}
 }
 
@@ -39,6 +43,7 @@ type Artifacts struct {
 	ClusterBefore bool
 	PSISeries     bool
 	Logs          bool
+	Notices       bool
 }
 
 // field returns the flag for one of ArtifactFiles() (nil for other names).
@@ -64,6 +69,8 @@ func (a *Artifacts) field(name string) *bool {
 		return &a.PSISeries
 	case FileLogs:
 		return &a.Logs
+	case FileNotices:
+		return &a.Notices
 	}
 	return nil
 }

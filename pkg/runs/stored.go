@@ -21,7 +21,8 @@ const (
 	PartSummary Part = 1 << iota // server_summary.json
 	PartPSI                      // psi_series.json
 	PartRows                     // stats.jsonl: the run's row sets
-	PartAll     = PartSummary | PartPSI | PartRows
+	PartNotices                  // notices.json
+	PartAll     = PartSummary | PartPSI | PartRows | PartNotices
 )
 
 // MaxStoredFile bounds what is read of one stored artifact.
@@ -46,7 +47,7 @@ const (
 // used. A file the run does not have is no problem: Entry.Artifacts says
 // which it has.
 type FileProblem struct {
-	File string // FileServerSummary, FilePSISeries or FileStatsJSONL
+	File string // FileServerSummary, FilePSISeries, FileStatsJSONL or FileNotices
 	Kind ProblemKind
 	Err  error
 }
@@ -71,8 +72,13 @@ type Stored struct {
 	PSI     *artifact.PSISeries
 	// Rows are the run's rows of stats.jsonl by the one row rule
 	// (artifact.SelectRunRows), taken by Entry.RowKey.
-	Rows     artifact.RunRows
-	Problems []*FileProblem
+	Rows artifact.RunRows
+	// Notices are notices.json's entries: why each null field is null.
+	// NoticesRecorded is false for a run without a readable notices.json
+	// (written before the export kept its notices): nothing says why.
+	Notices         []artifact.Notice
+	NoticesRecorded bool
+	Problems        []*FileProblem
 }
 
 // Problem is the problem of one file (nil: none).
@@ -199,6 +205,11 @@ func read(ctx context.Context, e Entry, parts Part, open opener) *Stored {
 	if parts&PartPSI != 0 && a.PSISeries {
 		st.PSI = readDoc(ctx, st, open, FilePSISeries, artifact.ReadPSISeries)
 	}
+	if parts&PartNotices != 0 && a.Notices {
+		if ns := readDoc(ctx, st, open, FileNotices, readNotices); ns != nil {
+			st.Notices, st.NoticesRecorded = *ns, true
+		}
+	}
 	if parts&PartRows != 0 && a.StatsJSONL {
 		rc, err := open(ctx, FileStatsJSONL)
 		if err == nil {
@@ -232,6 +243,15 @@ func readDoc[T any](ctx context.Context, st *Stored, open opener, name string, p
 		return nil
 	}
 	return v
+}
+
+// readNotices is artifact.ReadNotices shaped for readDoc.
+func readNotices(b []byte) (*[]artifact.Notice, error) {
+	ns, err := artifact.ReadNotices(b)
+	if err != nil {
+		return nil, err
+	}
+	return &ns, nil
 }
 
 // ErrTooLarge is wrapped when a stored artifact is larger than

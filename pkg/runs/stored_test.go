@@ -203,3 +203,53 @@ func TestParseStorePath(t *testing.T) {
 		}
 	}
 }
+
+// notices.json is read back as its entries; a run without one records
+// none (an older run: nothing says why), and one that does not parse is a
+// Malformed problem, never a failed read of the run.
+func TestStoredRunNotices(t *testing.T) {
+	ns := []artifact.Notice{{Block: harvest.BlockNodePSI, Field: "cpu_stall_pct", Severity: artifact.SeverityWarning, Text: "null: the read failed"}}
+	good, err := artifact.NoticesJSON(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, doc string
+		recorded  bool
+		problem   ProblemKind
+	}{
+		{"recorded", string(good), true, 0},
+		{"older run", "", false, 0},
+		{"malformed", `[{"block": 1}]`, false, Malformed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			storedRunFiles(t, dir, "resume", "abc", tsA, "")
+			if c.doc != "" {
+				if err := os.WriteFile(filepath.Join(dir, FileNotices), []byte(c.doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := Dir(dir, PartAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.NoticesRecorded != c.recorded || s.Summary == nil {
+				t.Errorf("NoticesRecorded %v (want %v), summary read %v", s.NoticesRecorded, c.recorded, s.Summary != nil)
+			}
+			if c.recorded && (len(s.Notices) != 1 || s.Notices[0] != ns[0]) {
+				t.Errorf("notices %+v, want %+v", s.Notices, ns)
+			}
+			p := s.Problem(FileNotices)
+			switch {
+			case c.problem == 0 && p != nil:
+				t.Errorf("problem %v", p)
+			case c.problem != 0 && (p == nil || p.Kind != c.problem || !errors.Is(p, artifact.ErrNotices)):
+				t.Errorf("problem %+v, want kind %d wrapping ErrNotices", p, c.problem)
+			}
+			if s2, _ := Dir(dir, PartSummary); s2.NoticesRecorded || s2.Problem(FileNotices) != nil {
+				t.Error("notices.json read though not asked for")
+			}
+		})
+	}
+}
