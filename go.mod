@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/fsouza/fake-gcs-server v1.56.1
+	github.com/grafana/dataplane/sdata v0.0.9
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/grafana/grafana-plugin-sdk-go v0.299.0
 	github.com/johannesboyne/gofakes3 v1.2.0

@@ -121,11 +121,17 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 			t.Fatalf("reduceOptions.fields %q matches no field of %s", o.ReduceOptions.Fields, describeFrames(frames))
 		}
 	case "table":
-		// A table shows one frame at a time (frameIndex 0 first).
-		if len(frames) == 0 || frames[0].Rows() == 0 {
+		fr := tableShows(p, frames)
+		if fr == nil || fr.Rows() == 0 {
 			t.Fatalf("the table has no rows: %s", describeFrames(frames))
 		}
-		fr := frames[0]
+		// A response's numeric frame comes first for alert rules; a table
+		// panel shows its table of rows (options.frameIndex) when it has one.
+		if fr.Meta == nil || fr.Meta.Type != data.FrameTypeTable {
+			if slices.ContainsFunc(frames, func(f *data.Frame) bool { return f.Meta != nil && f.Meta.Type == data.FrameTypeTable }) {
+				t.Errorf("the table shows frame %q (%v), not the response's table: set options.frameIndex", fr.Name, fr.Meta)
+			}
+		}
 		res.frames, res.rows = len(frames), fr.Rows()
 		for _, f := range fr.Fields {
 			fields = append(fields, shown{f, fr})
@@ -265,7 +271,7 @@ func (e *smokeEnv) smokePanel(t *testing.T, res *panelResult, d dashDoc, p dashP
 	}
 
 	if d.UID == "density-runs-over-time" && p.ID == 17 {
-		e.checkAllKeys(t, frames[0])
+		e.checkAllKeys(t, tableShows(p, frames))
 	}
 	e.checkLinks(t, p, fc, frames, vars, dashes)
 }
@@ -289,6 +295,23 @@ func overrideUnit(fc dashFieldConfig, name string) (string, bool) {
 		}
 	}
 	return u, ok
+}
+
+// tableShows is the frame a table panel shows: options.frameIndex, the
+// first frame when the index is past the frames (Grafana's table panel);
+// nil without frames.
+func tableShows(p dashPanel, frames []*data.Frame) *data.Frame {
+	if len(frames) == 0 {
+		return nil
+	}
+	var o struct {
+		FrameIndex int `json:"frameIndex"`
+	}
+	_ = json.Unmarshal(p.Options, &o)
+	if o.FrameIndex > 0 && o.FrameIndex < len(frames) {
+		return frames[o.FrameIndex]
+	}
+	return frames[0]
 }
 
 // checkAllKeys compares the all-keys summary table with the export's own

@@ -58,6 +58,33 @@ func frameName(kind, label string) string {
 	return kind + " " + label
 }
 
+// typed sets a frame's dataplane type (datasource.md "Frames for alerting,
+// recording rules and SQL expressions"): the time-series and numeric kinds
+// with type version 0.1, which Grafana's server-side expressions need on
+// the first frame of a response; a table (not a dataplane kind) without a
+// version.
+func typed(f *data.Frame, t data.FrameType) *data.Frame {
+	if f.Meta == nil {
+		f.Meta = &data.FrameMeta{}
+	}
+	f.Meta.Type, f.Meta.TypeVersion = t, data.FrameTypeVersion{}
+	if k := t.Kind(); k == data.KindTimeSeries || k == data.KindNumeric {
+		f.Meta.TypeVersion = data.FrameTypeVersion{0, 1}
+	}
+	return f
+}
+
+// numericWide is a one-row summary: numeric-wide (string fields beside the
+// numbers are ignored by expressions).
+func numericWide(f *data.Frame) *data.Frame { return typed(f, data.FrameTypeNumericWide) }
+
+// timeSeriesWide is a wide time series: the time field first, labels on
+// the number fields.
+func timeSeriesWide(f *data.Frame) *data.Frame { return typed(f, data.FrameTypeTimeSeriesWide) }
+
+// table is a per-run, per-step or per-key table.
+func table(f *data.Frame) *data.Frame { return typed(f, data.FrameTypeTable) }
+
 // configured sets a field's display name and unit.
 func configured(f *data.Field, display, unit string) *data.Field {
 	f.SetConfig(&data.FieldConfig{DisplayNameFromDS: display, Unit: unit})

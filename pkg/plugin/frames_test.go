@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/internal/storetest"
@@ -65,13 +66,13 @@ func TestSummaryMergesNotices(t *testing.T) {
 	if r.Error != nil {
 		t.Fatal(r.Error)
 	}
-	f := r.Frames[0]
+	f := summaryRows(t, r)
 	if f.Rows() != 40 {
 		t.Fatalf("%d rows, want 40", f.Rows())
 	}
 	ids := field(t, f, "id")
 	texts := noticeTexts(r)
-	t.Logf("%d notices:\n%s", len(f.Meta.Notices), texts)
+	t.Logf("%d notices:\n%s", len(r.Frames[0].Meta.Notices), texts)
 	want := fmt.Sprintf("source: results store (the server_summary row of its stored stats.jsonl) (40 runs, e.g. %s, %s, %s)\n", ids.At(0), ids.At(1), ids.At(2))
 	if strings.Count(texts, "source: results store") != 1 || !strings.Contains(texts, want) {
 		t.Errorf("want one notice %q", want)
@@ -81,7 +82,7 @@ func TestSummaryMergesNotices(t *testing.T) {
 			t.Errorf("run %s is named in the notices: only the first three runs of a merged notice are", id)
 		}
 	}
-	if n := len(f.Meta.Notices); n > 10 {
+	if n := len(r.Frames[0].Meta.Notices); n > 10 {
 		t.Errorf("%d notices for 40 runs with the same caveats", n)
 	}
 }
@@ -136,4 +137,78 @@ func TestSummaryFieldTypes(t *testing.T) {
 			t.Errorf("%s is %T, want a number", k, field(t, f, k).At(0))
 		}
 	}
+}
+
+// summaryRows is the frame of a summary (or any list type) answer holding
+// one row per run: its last frame (a summary of several runs has the
+// run-labelled numeric-wide frame first, then the rows as a table).
+func summaryRows(t testing.TB, r backend.DataResponse) *data.Frame {
+	t.Helper()
+	if len(r.Frames) == 0 {
+		t.Fatal("no frames")
+	}
+	return r.Frames[len(r.Frames)-1]
+}
+
+// A summary of several runs is first one numeric-wide row whose numbers
+// carry a run label, each equal to its run's cell of the table of rows that
+// follows (null stays null); a summary of one run is one numeric-wide row.
+func TestSummaryOfSeveralRunsLabelled(t *testing.T) {
+	e := newEnv(t, "steady")
+	end := e.now.Unix()
+	ids := storeNightly(t, e.storeRoot, 5, 3, end)
+	c := e.client(t)
+	r := e.query(t, c, q("A", end-30*86400, end, map[string]any{"queryType": "summary", "run": "range", "testName": "nightly"}))["A"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if len(r.Frames) != 2 || r.Frames[0].Meta.Type != data.FrameTypeNumericWide || r.Frames[1].Meta.Type != data.FrameTypeTable {
+		t.Fatalf("frames %s", describe(r.Frames))
+	}
+	wide, rows := r.Frames[0], r.Frames[1]
+	if wide.Rows() != 1 {
+		t.Fatalf("the numeric-wide frame has %d rows", wide.Rows())
+	}
+	idf := field(t, rows, "id")
+	checked := 0
+	for _, key := range []string{"restore_p99_s", "cluster_packing_p50", "psi_cpu_stall_p50"} {
+		col := field(t, rows, key)
+		for i := range rows.Rows() {
+			run := idf.At(i).(string)
+			var got *data.Field
+			for _, f := range wide.Fields {
+				if f.Name == key && f.Labels["run"] == run {
+					got = f
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s field labelled run=%s", key, run)
+			}
+			if a, b := num(t, got, 0), num(t, col, i); !eqPtr(a, b) {
+				t.Errorf("%s of %s: %s in the numeric-wide row, %s in the table", key, run, fmtPtr(a), fmtPtr(b))
+			}
+			checked++
+		}
+	}
+	if idf.Len() != len(ids) || checked != 3*len(ids) {
+		t.Errorf("%d runs, %d values checked", idf.Len(), checked)
+	}
+
+	r = e.query(t, c, q("B", end-30*86400, end, map[string]any{"queryType": "summary", "run": ids[2]}))["B"]
+	if r.Error != nil || len(r.Frames) != 1 || r.Frames[0].Meta.Type != data.FrameTypeNumericWide || r.Frames[0].Rows() != 1 {
+		t.Fatalf("summary of one run: %v %s", r.Error, describe(r.Frames))
+	}
+}
+
+// describe names frames and their types for failure messages.
+func describe(frames data.Frames) string {
+	var parts []string
+	for _, f := range frames {
+		tp := "untyped"
+		if f.Meta != nil {
+			tp = string(f.Meta.Type)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, %d rows)", f.Name, tp, f.Rows()))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -36,9 +36,9 @@ func (d *Datasource) activeActorsFrames(ctx context.Context, m queryModel, e run
 		configured(data.NewField("active_actors", nil, total), withPrefix(label, "Active actors"), unitNone),
 		configured(data.NewField("active_atelets", nil, atelets), withPrefix(label, "Atelets with actors"), unitNone),
 	)
-	series.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
+	timeSeriesWide(series)
 	fields := summaryFields(a.Summary, label, "Active actors", unitNone)
 	fields = append(fields, configured(data.NewField("atelets", nil, []*int64{intPtrToInt64(a.Atelets)}), withPrefix(label, "Atelets"), unitNone))
-	summary := data.NewFrame(frameName("active actors summary", label), fields...)
+	summary := numericWide(data.NewFrame(frameName("active actors summary", label), fields...))
 	return runFrames{frames: []*data.Frame{series, summary}, queries: br.queries, notices: br.notices}, nil
 }

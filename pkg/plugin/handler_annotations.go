@@ -89,8 +89,8 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 			data.NewField("text", nil, text),
 			data.NewField("tags", nil, tags),
 		)
+		table(frame)
 		if len(problems) > 0 {
-			frame.Meta = &data.FrameMeta{}
 			for _, p := range problems {
 				frame.Meta.Notices = append(frame.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
 			}

@@ -22,7 +22,7 @@ const maxAcksBytes = 1 << 20
 // the store's acks.yaml and the setting acks applied (acknowledged points
 // stay in the table, acknowledged true); option keys limits the keys
 // searched, option minRuns sets --min-runs (1 judges the newest run).
-// With run latest a second frame holds one number for alert rules:
+// With run latest a first frame holds one number for alert rules:
 // unacknowledged_regressions, the unacknowledged regressions whose run
 // started within the last 30 days (verdicts.DefaultSince): the rule that
 // makes `density regressions` exit 4, so an alert keeps firing until the
@@ -71,12 +71,13 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 		data.NewField("cohort", nil, cohort),
 		data.NewField("title", nil, title),
 	)
-	frames := data.Frames{f}
+	frames := data.Frames{table(f)}
 	if latest {
+		// First: alert rules read a response by its first frame.
 		rule := verdicts.FailRule{Since: d.now().Add(-verdicts.DefaultSince).Unix()}
 		failing := float64(len(verdicts.Failing(cps, rule)))
-		frames = append(frames, data.NewFrame("unacknowledged_regressions",
-			data.NewField("unacknowledged_regressions", nil, []float64{failing})))
+		frames = append(data.Frames{numericWide(data.NewFrame("unacknowledged_regressions",
+			data.NewField("unacknowledged_regressions", nil, []float64{failing})))}, frames...)
 	}
 	notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
 		Text: fmt.Sprintf("%d stored runs of %s up to the end of the range searched", searched, m.TestName)})

@@ -22,7 +22,7 @@ func (d *Datasource) handleClusterFacts(ctx context.Context, _ backend.PluginCon
 func (d *Datasource) clusterFactsFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	t := d.trialSummary(ctx, e)
 	fields, notices := trialColumns([]runs.Entry{e}, []trialRow{t}, clusterfacts.Keys(), label)
-	frame := data.NewFrame(frameName("cluster facts", label), fields...)
+	frame := numericWide(data.NewFrame(frameName("cluster facts", label), fields...))
 	return runFrames{frames: []*data.Frame{frame}, notices: append(notices, noteNotices(t.notices)...)}, nil
 }
 

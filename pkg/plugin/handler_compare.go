@@ -65,7 +65,7 @@ func (d *Datasource) handleCompare(ctx context.Context, _ backend.PluginContext,
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityInfo,
 			Text: "not compared (null in one run): " + strings.Join(c.Skipped, ", ")})
 	}
-	setMeta([]*data.Frame{f}, nil, notices)
+	setMeta([]*data.Frame{table(f)}, nil, notices)
 	return backend.DataResponse{Frames: data.Frames{f}}
 }
 

@@ -34,7 +34,7 @@ func (d *Datasource) handleFrontier(ctx context.Context, _ backend.PluginContext
 			}
 		}
 		cols, notices := trialColumns(entries, rows, keys, "")
-		frame := data.NewFrame("frontier", append(runColumns(entries), cols...)...)
+		frame := table(data.NewFrame("frontier", append(runColumns(entries), cols...)...))
 		notes := []runNote{note(frontierCaveat)}
 		for _, p := range problems {
 			notes = append(notes, note(p))

@@ -14,8 +14,9 @@ import (
 // handleGates answers `gates`: the gates of the datasource setting `gates`
 // evaluated on one stored run (an id, or latest of testName), against the
 // stored run `baseline` (an id or latest; none: regression gates fail with
-// reason "no baseline"). Frames: the gate rows as a table, then with run
-// latest a one-number frame of failed gates for alert rules.
+// reason "no baseline"). Frames: with run latest first a one-number frame
+// of failed gates for alert rules (numeric-wide), then the gate rows as a
+// table.
 func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
 	if err != nil {
@@ -89,7 +90,7 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		key[i], verdict[i], reason[i] = r.Gate.Key, r.Verdict, r.Reason
 		value[i], minV[i], maxV[i], baseV[i], pct[i], maxReg[i] = r.Value, r.Gate.Min, r.Gate.Max, r.Baseline, r.DeltaPct, r.Gate.MaxRegressionPct
 	}
-	table := data.NewFrame("gates",
+	rows := data.NewFrame("gates",
 		data.NewField("key", nil, key),
 		data.NewField("value", nil, value),
 		data.NewField("min", nil, minV),
@@ -100,10 +101,11 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		data.NewField("verdict", nil, verdict),
 		data.NewField("reason", nil, reason),
 	)
-	frames := data.Frames{table}
+	frames := data.Frames{table(rows)}
 	if ids[0] == runs.IDLatest {
+		// First: alert rules read a response by its first frame.
 		failed := float64(verdicts.Summarise(rs).Failed)
-		frames = append(frames, data.NewFrame("failed_gates", data.NewField("failed_gates", nil, []float64{failed})))
+		frames = append(data.Frames{numericWide(data.NewFrame("failed_gates", data.NewField("failed_gates", nil, []float64{failed})))}, frames...)
 	}
 	setMeta(frames, nil, []data.Notice{{Severity: data.NoticeSeverityInfo, Text: "gates of run " + run.ID}})
 	return backend.DataResponse{Frames: frames}

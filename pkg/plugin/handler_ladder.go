@@ -22,10 +22,10 @@ const (
 	unitShort = "short"
 )
 
-// handleLadder answers `ladder` (ladder-steps.md): a table with one row
-// per load step (step, steps, users, target_rps, the window and every
-// figure of the step rows, as numbers) and a one-row summary frame. A
-// stored run's come from its stats.jsonl ladder rows, without a
+// handleLadder answers `ladder` (ladder-steps.md): a one-row summary frame
+// (numeric-wide, first for alert rules) and a table with one row per load
+// step (step, steps, users, target_rps, the window and every figure of the
+// step rows, as numbers). A stored run's come from its stats.jsonl ladder rows, without a
 // Prometheus request; a stored run without them (or with preferStored off)
 // has its logs.txt evaluated over Prometheus with the profile of the
 // setting ladderProfile, else the built-in one. Any other run gets empty
@@ -36,7 +36,7 @@ func (d *Datasource) handleLadder(ctx context.Context, _ backend.PluginContext, 
 
 func (d *Datasource) ladderFrames(ctx context.Context, _ queryModel, e runs.Entry, label string) (runFrames, error) {
 	lr := d.runLadder(ctx, e)
-	set := []*data.Frame{data.NewFrame(frameName("ladder steps", label)), data.NewFrame(frameName("ladder summary", label))}
+	set := []*data.Frame{numericWide(data.NewFrame(frameName("ladder summary", label))), table(data.NewFrame(frameName("ladder steps", label)))}
 	if lr.found {
 		set = ladderTables(lr.steps, lr.sum, label)
 	}
@@ -143,7 +143,7 @@ func (d *Datasource) ladderProfile() (ladder.Profile, error) {
 	return p, nil
 }
 
-// ladderTables are the steps table and the summary frame of read-back
+// ladderTables are the summary frame and the steps table of read-back
 // ladder rows.
 func ladderTables(steps []ladder.StepRow, sum ladder.Summary, label string) []*data.Frame {
 	n := len(steps)
@@ -179,7 +179,7 @@ func ladderTables(steps []ladder.StepRow, sum ladder.Summary, label string) []*d
 	for _, k := range keys {
 		fields = append(fields, col(k, func(r ladder.StepRow) *float64 { return r.Get(k) }))
 	}
-	table := data.NewFrame(frameName("ladder steps", label), fields...)
+	stepsTable := table(data.NewFrame(frameName("ladder steps", label), fields...))
 
 	i64 := func(p *int64) *float64 {
 		if p == nil {
@@ -199,7 +199,8 @@ func ladderTables(steps []ladder.StepRow, sum ladder.Summary, label string) []*d
 		one("knee_step", i64(sum.KneeStep)),
 		one("first_short_step", i64(sum.FirstShortStep)),
 	)
-	return []*data.Frame{table, summary}
+	// The summary first: alert rules read a response by its first frame.
+	return []*data.Frame{numericWide(summary), stepsTable}
 }
 
 // ladderUnit is the Grafana unit of a ladder key: rates reqps, latencies

@@ -96,7 +96,7 @@ func TestLadderStoredRows(t *testing.T) {
 	if len(r.Frames) != 2 {
 		t.Fatalf("%d frames, want steps and summary", len(r.Frames))
 	}
-	steps, sum := r.Frames[0], r.Frames[1]
+	sum, steps := r.Frames[0], r.Frames[1] // the summary first, for alert rules
 	if steps.Rows() != len(tr.Ladder.Rows) {
 		t.Fatalf("%d step rows, stored %d", steps.Rows(), len(tr.Ladder.Rows))
 	}
@@ -116,7 +116,7 @@ func TestLadderStoredRows(t *testing.T) {
 	if got := field(t, sum, "max_sustained_rps").Config.Unit; got != "reqps" {
 		t.Errorf("max_sustained_rps unit %q", got)
 	}
-	if !hasNotice(steps, "source: results store") {
+	if !hasNotice(sum, "source: results store") {
 		t.Errorf("no results-store notice: %s", noticeTexts(r))
 	}
 	if n := p.n.Load(); n != 0 {
@@ -136,13 +136,13 @@ func TestLadderWithoutRows(t *testing.T) {
 	e.promURL = p.URL
 	e.jsonData["discoverRuns"] = false
 	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
-	if len(r.Frames) != 2 || r.Frames[0].Rows() != len(tr.Ladder.Rows) || r.Frames[1].Rows() != 1 {
+	if len(r.Frames) != 2 || r.Frames[1].Rows() != len(tr.Ladder.Rows) || r.Frames[0].Rows() != 1 {
 		t.Fatalf("stored run with logs.txt and no rows: %d frames; notices %s", len(r.Frames), noticeTexts(r))
 	}
 	for i, row := range tr.Ladder.Rows {
-		checkLadderFrame(t, r.Frames[0], i, row.Values)
+		checkLadderFrame(t, r.Frames[1], i, row.Values)
 	}
-	checkLadderFrame(t, r.Frames[1], 0, tr.Ladder.Summary)
+	checkLadderFrame(t, r.Frames[0], 0, tr.Ladder.Summary)
 	if !hasNotice(r.Frames[0], "evaluated over Prometheus") || !hasNotice(r.Frames[0], "has no end") {
 		t.Errorf("notices: %s", noticeTexts(r))
 	}
@@ -153,7 +153,7 @@ func TestLadderWithoutRows(t *testing.T) {
 	// A finished run's evaluation is cached: the same query again reads
 	// nothing.
 	_ = e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
-	t.Logf("%d steps from logs.txt in %d Prometheus requests; again: %d more", r.Frames[0].Rows(), n, p.n.Load()-n)
+	t.Logf("%d steps from logs.txt in %d Prometheus requests; again: %d more", r.Frames[1].Rows(), n, p.n.Load()-n)
 
 	if err := os.Remove(filepath.Join(e.runDir(), runs.FileLogs)); err != nil {
 		t.Fatal(err)
@@ -190,11 +190,11 @@ func TestLadderProfileSetting(t *testing.T) {
 	e.jsonData["discoverRuns"] = false
 	e.jsonData["ladderProfile"] = "- {key: resume_rps, query: 'locust_requests_total{name=\"${resume_name}\", status=\"success\"}', reduce: growth_rate}\n"
 	r := e.one(t, e.client(t), map[string]any{"queryType": "ladder", "run": e.runID})
-	if r.Frames[0].Rows() != len(tr.Ladder.Rows) {
-		t.Fatalf("%d rows; notices %s", r.Frames[0].Rows(), noticeTexts(r))
+	if r.Frames[1].Rows() != len(tr.Ladder.Rows) {
+		t.Fatalf("%d rows; notices %s", r.Frames[1].Rows(), noticeTexts(r))
 	}
 	var keys []string
-	for _, f := range r.Frames[0].Fields {
+	for _, f := range r.Frames[1].Fields {
 		keys = append(keys, f.Name)
 	}
 	if got := strings.Join(keys, ","); got != "step,steps,users,target_rps,window_start,window_end,window_s,resume_rps" {
@@ -203,7 +203,7 @@ func TestLadderProfileSetting(t *testing.T) {
 	for i, row := range tr.Ladder.Rows {
 		for _, kv := range row.Values {
 			if kv.Key == "resume_rps" {
-				checkLadderFrame(t, r.Frames[0], i, []simrun.KV{kv})
+				checkLadderFrame(t, r.Frames[1], i, []simrun.KV{kv})
 			}
 		}
 	}
@@ -212,8 +212,8 @@ func TestLadderProfileSetting(t *testing.T) {
 	bad.jsonData["discoverRuns"] = false
 	bad.jsonData["ladderProfile"] = "- {key: x, query: 'up', reduce: median}\n"
 	r = bad.one(t, bad.client(t), map[string]any{"queryType": "ladder", "run": bad.runID})
-	if r.Frames[0].Rows() != 0 || !hasNotice(r.Frames[0], "ladderProfile") {
-		t.Errorf("bad profile: %d rows, notices %s", r.Frames[0].Rows(), noticeTexts(r))
+	if r.Frames[1].Rows() != 0 || !hasNotice(r.Frames[0], "ladderProfile") {
+		t.Errorf("bad profile: %d rows, notices %s", r.Frames[1].Rows(), noticeTexts(r))
 	}
 }
 

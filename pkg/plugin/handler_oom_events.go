@@ -40,6 +40,6 @@ func (d *Datasource) oomFrames(ctx context.Context, _ queryModel, e runs.Entry, 
 	for i, k := range harvest.OOMKeys() {
 		fields[i] = configured(data.NewField(k, nil, []*int64{vals[i]}), withPrefix(label, oomDisplay[k]), unitNone)
 	}
-	frame := data.NewFrame(frameName("oom events", label), fields...)
+	frame := numericWide(data.NewFrame(frameName("oom events", label), fields...))
 	return runFrames{frames: []*data.Frame{frame}, queries: br.queries, notices: r.Notices}, nil
 }

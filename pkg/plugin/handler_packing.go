@@ -36,8 +36,8 @@ func (d *Datasource) packingFrames(ctx context.Context, m queryModel, e runs.Ent
 		configured(data.NewField("total_workers", nil, total), withPrefix(label, "Total workers"), unitNone),
 		configured(data.NewField("packing_ratio", nil, ratio), withPrefix(label, "Packing ratio"), unitRatio),
 	)
-	series.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
-	summary := data.NewFrame(frameName("packing summary", label),
-		summaryFields(p.Summary, label, "Packing ratio", unitRatio)...)
+	timeSeriesWide(series)
+	summary := numericWide(data.NewFrame(frameName("packing summary", label),
+		summaryFields(p.Summary, label, "Packing ratio", unitRatio)...))
 	return runFrames{frames: []*data.Frame{series, summary}, queries: br.queries, notices: br.notices}, nil
 }

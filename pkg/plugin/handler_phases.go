@@ -166,7 +166,7 @@ func phaseFrame(groups []phases.Group, label string) *data.Frame {
 	fields = append(fields, data.NewField("group", nil, names))
 	f := data.NewFrame(frameName("phases", label), fields...)
 	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
-	return f
+	return table(f)
 }
 
 // livePhase is a phase breakdown read from the live pod logs.

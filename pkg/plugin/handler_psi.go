@@ -82,7 +82,7 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 func psiSummary(m queryModel, b harvest.PSI, res *harvest.PSIResource, label, countName string) *data.Frame {
 	fields := summaryFields(res.Summary, label, m.Resource+" stall %", unitPercent)
 	fields = append(fields, configured(data.NewField(countName, nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, countName), unitNone))
-	return data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...)
+	return numericWide(data.NewFrame(frameName("psi "+m.Scope+" "+m.Resource+" summary", label), fields...))
 }
 
 // storedPSIFrame is a stored band set on the panel grid: the bands and the

@@ -24,7 +24,7 @@ func (d *Datasource) handleRuns(ctx context.Context, _ backend.PluginContext, q 
 		if len(entries) == 0 {
 			notes = append(notes, data.Notice{Severity: data.NoticeSeverityInfo, Text: d.noRunsHint()})
 		}
-		frame.Meta = &data.FrameMeta{Notices: notes}
+		table(frame).Meta.Notices = notes
 		if d.catalogs.Discovery != nil && d.settings.DiscoverRuns {
 			frame.Meta.ExecutedQueryString = d.catalogs.Discovery.Query()
 		}

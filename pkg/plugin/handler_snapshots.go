@@ -47,6 +47,6 @@ func (d *Datasource) snapshotFrames(ctx context.Context, _ queryModel, e runs.En
 	if n, failed := readFailure(br.notices); failed && allNull {
 		return runFrames{}, d.prometheusDown(n)
 	}
-	frame := data.NewFrame(frameName("snapshots", label), out...)
+	frame := numericWide(data.NewFrame(frameName("snapshots", label), out...))
 	return runFrames{frames: []*data.Frame{frame}, queries: br.queries, notices: br.notices}, nil
 }

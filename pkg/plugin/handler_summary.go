@@ -81,7 +81,8 @@ func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artif
 
 // handleSummary answers `summary`: one row per run with id, start, the 80
 // flat server_summary keys and the trial_summary keys, numbers as numbers
-// (text facts as strings), to compare runs side by side. With run range:
+// (text facts as strings), to compare runs side by side (summaryFrames
+// says which frames carry them). With run range:
 // every catalogued run starting in the dashboard range; over several runs a
 // stored run's values are its stored server_summary row (the same numbers
 // as its server_summary.json, which a single run's summary reads with the
@@ -154,7 +155,6 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		tf, tn := trialColumns(entries, rows, trialKeys, "")
 		fields = append(fields, tf...)
 		out = append(out, runSummary{notices: tn})
-		frame := data.NewFrame("summary", fields...)
 		var (
 			queries []string
 			notices []harvest.Notice
@@ -177,7 +177,36 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 			notes = append(notes, rs.notes...)
 			notes = append(notes, rs.trial.notices...)
 		}
-		setMeta([]*data.Frame{frame}, queries, noticesMeta(notes, notices))
-		return backend.DataResponse{Frames: data.Frames{frame}}
+		frames := summaryFrames(entries, fields)
+		setMeta(frames, queries, noticesMeta(notes, notices))
+		return backend.DataResponse{Frames: frames}
 	})
+}
+
+// summaryFrames are the summary's frames of the per-run columns fields (one
+// value per entry): for one run a numeric-wide frame of its one row; for
+// several, first one numeric-wide frame of one row whose number fields
+// carry a run label (one per run and key: what alert rules and
+// expressions read), then the rows per run as a table (what panels read).
+func summaryFrames(entries []runs.Entry, fields []*data.Field) data.Frames {
+	if len(entries) <= 1 {
+		return data.Frames{numericWide(data.NewFrame("summary", fields...))}
+	}
+	var wide []*data.Field
+	for _, f := range fields {
+		if !f.Type().Numeric() {
+			continue
+		}
+		for i, e := range entries {
+			v, err := f.NullableFloatAt(i)
+			if err != nil {
+				continue // a numeric field always converts
+			}
+			wide = append(wide, data.NewField(f.Name, data.Labels{"run": e.ID}, []*float64{v}))
+		}
+	}
+	return data.Frames{
+		numericWide(data.NewFrame("summary", wide...)),
+		table(data.NewFrame("summary runs", fields...)),
+	}
 }

@@ -21,10 +21,10 @@ func (d *Datasource) handleTests(ctx context.Context, _ backend.PluginContext, q
 	if err != nil {
 		return errorResponse(withStatus(backend.StatusBadGateway, err))
 	}
-	frame := data.NewFrame("tests", configured(data.NewField("test_name", nil, names), "Test", ""))
+	frame := table(data.NewFrame("tests", configured(data.NewField("test_name", nil, names), "Test", "")))
 	if d.catalogs.Store == nil {
-		frame.Meta = &data.FrameMeta{Notices: []data.Notice{{Severity: data.NoticeSeverityInfo,
-			Text: "test names come from the results store, which is not configured"}}}
+		frame.Meta.Notices = []data.Notice{{Severity: data.NoticeSeverityInfo,
+			Text: "test names come from the results store, which is not configured"}}
 	}
 	return backend.DataResponse{Frames: data.Frames{frame}}
 }

@@ -52,9 +52,9 @@ func (d *Datasource) workingSetFrames(ctx context.Context, m queryModel, e runs.
 		configured(data.NewField("total_gb", nil, total), withPrefix(label, name+" total"), unitGiB),
 		configured(data.NewField("max_gb", nil, mx), withPrefix(label, name+" max"), unitGiB),
 	)
-	series.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
+	timeSeriesWide(series)
 	fields := summaryFields(b.Summary, label, name, unitGiB)
 	fields = append(fields, configured(data.NewField("count", nil, []*int64{intPtrToInt64(b.Count)}), withPrefix(label, name+" series"), unitNone))
-	summary := data.NewFrame(frameName("working set "+m.Block+" summary", label), fields...)
+	summary := numericWide(data.NewFrame(frameName("working set "+m.Block+" summary", label), fields...))
 	return runFrames{frames: []*data.Frame{series, summary}, queries: br.queries, notices: notices}, nil
 }

@@ -138,8 +138,7 @@ func (p psiPanel) frame(name, byLabel, fieldName, label string) *data.Frame {
 		labels = append(labels, data.Labels{byLabel: who})
 	}
 	f := seriesFrame(name, pts, names, displays, labels, unitPercent)
-	f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesWide}
-	return f
+	return timeSeriesWide(f)
 }
 
 func samples(ps []promql.Sample) []sample {

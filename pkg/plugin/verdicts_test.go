@@ -86,13 +86,13 @@ func TestVerdictQueries(t *testing.T) {
 		t.Errorf("no notice of the null key: %+v", f.Meta)
 	}
 
-	// gates with run latest: the table and a one-number frame for alerts.
+	// gates with run latest: a one-number frame for alerts first, then the table.
 	r = e.query(t, c, q("D", end-30*86400, end, map[string]any{"queryType": "gates", "run": "latest", "testName": "nightly", "baseline": "latest"}))["D"]
 	if r.Error != nil {
 		t.Fatal(r.Error)
 	}
-	if len(r.Frames) != 2 || field(t, r.Frames[0], "verdict").At(0) != "pass" || field(t, r.Frames[0], "verdict").At(1) != "fail" ||
-		field(t, r.Frames[1], "failed_gates").At(0) != 1.0 {
+	if len(r.Frames) != 2 || field(t, r.Frames[1], "verdict").At(0) != "pass" || field(t, r.Frames[1], "verdict").At(1) != "fail" ||
+		field(t, r.Frames[0], "failed_gates").At(0) != 1.0 {
 		t.Errorf("gates latest: %d frames", len(r.Frames))
 	}
 	r = e.query(t, c, q("E", end-30*86400, end, map[string]any{"queryType": "gates", "run": ids[12], "baseline": ids[11]}))["E"]
