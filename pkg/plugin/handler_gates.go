@@ -16,9 +16,14 @@ import (
 // evaluated on one stored run (an id, or latest of testName), against the
 // stored run `baseline` (an id or latest; none: regression gates fail with
 // reason "no baseline"). Frames: the gate rows as a table, then with run
-// latest a one-number frame of failed gates for alert rules.
+// latest a one-number frame of failed gates for alert rules. With format
+// numeric: gatesNumeric.
 func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	opts, err := numericOpts(m)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -83,6 +88,9 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		}
 	}
 	rs := verdicts.Evaluate(gs, run, base)
+	if opts.numeric {
+		return gatesNumeric(run, rs, opts, []runNote{note("gates of run " + run.ID)})
+	}
 	n := len(rs)
 	key, verdict, reason := make([]string, n), make([]string, n), make([]string, n)
 	value, minV, maxV, baseV, pct, maxReg := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
