@@ -35,6 +35,7 @@ const (
 	QueryChangePoints = "changePoints"
 	QueryLadder       = "ladder"
 	QueryPhases       = "phases"
+	QueryFreshness    = "freshness"
 )
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
