@@ -30,7 +30,8 @@ const freshWindow = 7 * 24 * time.Hour
 // decimals; null when no run's end is known) and runs_last_7d (runs whose
 // start lies in the 7 × 24 h up to now). One numeric-wide frame whose
 // fields carry test_name and the cohort keys as labels. The query's time
-// range is ignored; testName, when set, keeps one test. The newest
+// range is ignored; testName, when set, keeps one test; keys keeps one of
+// the two numbers (an alert rule thresholds one). The newest
 // maxRunsPerQuery stored runs are read.
 func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
@@ -43,6 +44,13 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 		}
 		return errorResponse(badRequest("freshness reads stored runs: configure a results store"))
 	}
+	keys := splitKeys(m.Keys)
+	for _, k := range keys {
+		if k != freshHours && k != freshRuns {
+			return errorResponse(badRequest("keys: %q is not a key of freshness (%s, %s)", k, freshHours, freshRuns))
+		}
+	}
+	want := func(k string) bool { return len(keys) == 0 || slices.Contains(keys, k) }
 	limit := d.settings.MaxRunsPerQuery
 	es, found, err := d.listStore(ctx, runs.ListOptions{TestName: m.TestName}, limit)
 	if err != nil {
@@ -102,9 +110,12 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 			hours = &h
 		}
 		recent := float64(g.recent)
-		fields = append(fields,
-			configured(data.NewField(freshHours, g.labels, []*float64{hours}), "", "h"),
-			configured(data.NewField(freshRuns, g.labels, []*float64{&recent}), "", unitShort))
+		if want(freshHours) {
+			fields = append(fields, configured(data.NewField(freshHours, g.labels, []*float64{hours}), "", "h"))
+		}
+		if want(freshRuns) {
+			fields = append(fields, configured(data.NewField(freshRuns, g.labels, []*float64{&recent}), "", unitShort))
+		}
 	}
 	frame := data.NewFrame(QueryFreshness, fields...)
 	frame.Meta = &data.FrameMeta{Type: data.FrameTypeNumericWide, TypeVersion: numericVersion}

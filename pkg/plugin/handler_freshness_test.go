@@ -179,6 +179,13 @@ func TestFreshness(t *testing.T) {
 	if other.Error != nil || len(other.Frames) != 1 || len(other.Frames[0].Fields) != 0 {
 		t.Errorf("a test without runs: %v, %d frames, want the empty numeric-wide frame", other.Error, len(other.Frames))
 	}
+	hours := e.query(t, c, q("A", 0, 1, map[string]any{"queryType": "freshness", "keys": "hours_since_last_run"}))["A"]
+	if hours.Error != nil || len(hours.Frames[0].Fields) != 2 || hours.Frames[0].Fields[1].Name != freshHours {
+		t.Errorf("keys hours_since_last_run: %v, want that field per cohort alone", hours.Error)
+	}
+	if r := e.query(t, c, q("A", 0, 1, map[string]any{"queryType": "freshness", "keys": "hours"}))["A"]; r.Status != backend.StatusBadRequest {
+		t.Errorf("keys hours: status %d, want 400", r.Status)
+	}
 	bad := e.query(t, c, q("A", 0, 1, map[string]any{"queryType": "freshness", "testName": "../x"}))["A"]
 	if bad.Status != backend.StatusBadRequest {
 		t.Errorf("testName ../x: status %d, want 400", bad.Status)

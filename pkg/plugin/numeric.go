@@ -287,7 +287,9 @@ const (
 
 // gatesNumeric is the numeric answer of `gates`: per gate gate_passed (1
 // pass, 0 fail or not measured) labelled by its key, then gates_failed (the
-// gate_summary's failed count); keys limits the gates.
+// gate_summary's failed count, no key label); keys names the gates and
+// gates_failed to keep (an alert rule keeps one kind: gates_failed > 0, or
+// gate_passed < 1 of chosen gates).
 func gatesNumeric(run *verdicts.Run, rs []verdicts.GateResult, o numericOptions, notes []runNote) backend.DataResponse {
 	l := runLabels(run.TestName, run.Text, run.ID, run.Tag, o)
 	var (
@@ -304,7 +306,8 @@ func gatesNumeric(run *verdicts.Run, rs []verdicts.GateResult, o numericOptions,
 			value: &passed, run: run.ID, start: run.Start})
 	}
 	failed := float64(verdicts.Summarise(rs).Failed)
-	vals = append(vals, numericValue{name: gatesFailed, labels: l, value: &failed, run: run.ID, start: run.Start})
+	known = append(known, gatesFailed)
+	vals = append(vals, numericValue{name: gatesFailed, key: gatesFailed, labels: l, value: &failed, run: run.ID, start: run.Start})
 	return numericResponse(QueryGates, vals, known, o, notes, nil, nil)
 }
 

@@ -239,8 +239,12 @@ func TestNumericOverStoredHistory(t *testing.T) {
 		t.Errorf("gates keys naming no gate: status %d (%v), want 400", r.Status, r.Error)
 	}
 	one := readNumeric(t, e.query(t, c, q("A", from, to, map[string]any{"queryType": "gates", "run": "latest", "format": "numeric", "keys": "restore_p99_s"}))["A"])
-	if len(one) != 2 || one[0].labels[labelKey] != "restore_p99_s" || one[1].name != gatesFailed {
-		t.Errorf("gates keys restore_p99_s: %+v, want its gate_passed and gates_failed", one)
+	if len(one) != 1 || one[0].labels[labelKey] != "restore_p99_s" || one[0].name != gatePassed {
+		t.Errorf("gates keys restore_p99_s: %+v, want its gate_passed alone", one)
+	}
+	count := readNumeric(t, e.query(t, c, q("A", from, to, map[string]any{"queryType": "gates", "run": "latest", "format": "numeric", "keys": "gates_failed"}))["A"])
+	if len(count) != 1 || count[0].name != gatesFailed || count[0].value == nil || *count[0].value != 1 {
+		t.Errorf("gates keys gates_failed: %+v, want gates_failed = 1 alone", count)
 	}
 
 	rr := e.query(t, c, q("A", from, to, map[string]any{"queryType": "summary", "format": "numeric", "testName": st.TestName, "keys": "restore_p99_s"}))["A"]
