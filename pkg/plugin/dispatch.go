@@ -40,6 +40,7 @@ func queryHandlers() []queryHandler {
 		{QueryChangePoints, (*Datasource).handleChangePoints},
 		{QueryLadder, (*Datasource).handleLadder},
 		{QueryPhases, (*Datasource).handlePhases},
+		{QueryFreshness, (*Datasource).handleFreshness},
 	}
 }
 

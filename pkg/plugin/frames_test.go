@@ -66,7 +66,7 @@ func TestSummaryMergesNotices(t *testing.T) {
 	if r.Error != nil {
 		t.Fatal(r.Error)
 	}
-	f := summaryRows(t, r)
+	f := summaryTable(t, r)
 	if f.Rows() != 40 {
 		t.Fatalf("%d rows, want 40", f.Rows())
 	}
@@ -142,7 +142,7 @@ func TestSummaryFieldTypes(t *testing.T) {
 // summaryRows is the frame of a summary (or any list type) answer holding
 // one row per run: its last frame (a summary of several runs has the
 // run-labelled numeric-wide frame first, then the rows as a table).
-func summaryRows(t testing.TB, r backend.DataResponse) *data.Frame {
+func summaryTable(t testing.TB, r backend.DataResponse) *data.Frame {
 	t.Helper()
 	if len(r.Frames) == 0 {
 		t.Fatal("no frames")

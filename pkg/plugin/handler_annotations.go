@@ -19,7 +19,8 @@ import (
 // `<test_name> <tag>` and tagged run + test name, and a region for its
 // steady window tagged steady + test name. Fields follow Grafana's
 // annotation frame convention (time, timeEnd, title, text, tags with
-// comma-separated tags).
+// comma-separated tags) and run, the region's run id; the title links to
+// the run (runLinks).
 //
 // With ladderSteps, a stored ladder run also gets a region per step over the
 // step's steady window, titled `step i/n users=u target_rps=r` and tagged
@@ -31,14 +32,19 @@ import (
 // (regression)`, its text the means, p-value and tag range, tagged
 // change-point, regression or improvement, the key, the test name and
 // acknowledged when acked. Option keys limits the keys searched.
-func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, _ := parseQuery(q) // overRuns reports a bad query
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		var (
 			ts, te            []time.Time
 			title, text, tags []string
+			// runIDs is each region's run (cur when it was added; "" for
+			// change points), for the title's run links.
+			runIDs []string
+			cur    string
 		)
 		add := func(from, to int64, ti, tx string, tg ...string) {
+			runIDs = append(runIDs, cur)
 			ts = append(ts, time.Unix(from, 0).UTC())
 			te = append(te, time.Unix(to, 0).UTC())
 			title, text = append(title, ti), append(text, tx)
@@ -54,6 +60,7 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 		// stable one keeps responses comparable.
 		for i := len(entries) - 1; i >= 0; i-- {
 			e := entries[i]
+			cur = e.ID
 			name := runLabel(e)
 			end := e.End
 			if !e.EndKnown {
@@ -79,15 +86,17 @@ func (d *Datasource) handleAnnotations(ctx context.Context, _ backend.PluginCont
 				}
 			}
 		}
+		cur = ""
 		if m.ChangePoints {
 			problems = append(problems, d.changePointAnnotations(ctx, m, q.TimeRange, entries, add)...)
 		}
 		frame := data.NewFrame("annotations",
 			data.NewField("time", nil, ts),
 			data.NewField("timeEnd", nil, te),
-			data.NewField("title", nil, title),
+			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), pc.OrgID, linkRow{run: "run", start: "time", end: "timeEnd"})),
 			data.NewField("text", nil, text),
 			data.NewField("tags", nil, tags),
+			data.NewField("run", nil, runIDs),
 		)
 		table(frame)
 		if len(problems) > 0 {

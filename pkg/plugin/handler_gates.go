@@ -16,9 +16,13 @@ import (
 // stored run `baseline` (an id or latest; none: regression gates fail with
 // reason "no baseline"). Frames: with run latest first a one-number frame
 // of failed gates for alert rules (numeric-wide), then the gate rows as a
-// table.
+// table. With format numeric: gatesNumeric.
 func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	opts, err := numericOpts(m)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -83,6 +87,9 @@ func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q
 		}
 	}
 	rs := verdicts.Evaluate(gs, run, base)
+	if opts.numeric {
+		return gatesNumeric(run, rs, opts, []runNote{note("gates of run " + run.ID)})
+	}
 	n := len(rs)
 	key, verdict, reason := make([]string, n), make([]string, n), make([]string, n)
 	value, minV, maxV, baseV, pct, maxReg := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)

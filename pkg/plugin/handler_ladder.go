@@ -29,8 +29,17 @@ const (
 // Prometheus request; a stored run without them (or with preferStored off)
 // has its logs.txt evaluated over Prometheus with the profile of the
 // setting ladderProfile, else the built-in one. Any other run gets empty
-// frames with a notice saying why.
+// frames with a notice saying why. With format numeric: ladderNumeric.
 func (d *Datasource) handleLadder(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if o, err := numericOpts(m); err != nil {
+		return errorResponse(err)
+	} else if o.numeric {
+		return d.ladderNumeric(ctx, q, m, o)
+	}
 	return d.perRun(ctx, q, nil, d.ladderFrames)
 }
 

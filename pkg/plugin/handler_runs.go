@@ -13,10 +13,14 @@ import (
 // handleRuns answers `runs`: a table of the catalogued runs, newest first
 // (with run range: those starting in the dashboard range, filtered by
 // testName and tag). It doubles as the variable query: the frontend takes
-// value = id and text = `<test_name> <tag> <start time>`.
-func (d *Datasource) handleRuns(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+// value = id and text = `<test_name> <tag> <start time>`. The id column
+// links to the run (runLinks).
+func (d *Datasource) handleRuns(ctx context.Context, pc backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		frame := runsFrame(entries)
+		if f, _ := frame.FieldByName("id"); f != nil {
+			withLinks(f, d.runLinks(instanceUID(pc), pc.OrgID, linkRow{run: "id", start: "start", end: "end"}))
+		}
 		var notes []data.Notice
 		for _, p := range problems {
 			notes = append(notes, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})

@@ -86,8 +86,16 @@ func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artif
 // every catalogued run starting in the dashboard range; over several runs a
 // stored run's values are its stored server_summary row (the same numbers
 // as its server_summary.json, which a single run's summary reads with the
-// notices of each block).
+// notices of each block). With format numeric: summaryNumeric.
 func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
+	m, err := parseQuery(q)
+	if err != nil {
+		return errorResponse(err)
+	}
+	opts, err := numericOpts(m)
+	if err != nil {
+		return errorResponse(err)
+	}
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		if err := d.needPrometheus(); err != nil {
 			return errorResponse(err)
@@ -176,6 +184,9 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 			}
 			notes = append(notes, rs.notes...)
 			notes = append(notes, rs.trial.notices...)
+		}
+		if opts.numeric {
+			return summaryNumeric(data.NewFrame("summary", fields...), entries, func(i int) trialRow { return rows[i] }, opts, notes, notices, queries)
 		}
 		frames := summaryFrames(entries, fields)
 		setMeta(frames, queries, noticesMeta(notes, notices))

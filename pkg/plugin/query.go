@@ -35,6 +35,7 @@ const (
 	QueryChangePoints = "changePoints"
 	QueryLadder       = "ladder"
 	QueryPhases       = "phases"
+	QueryFreshness    = "freshness"
 )
 
 // queryModel is the query JSON (datasource.md): refId, queryType, run and
@@ -64,8 +65,15 @@ type queryModel struct {
 	// Baseline and Candidate are the run ids of `compare`.
 	Baseline  string `json:"baseline"`
 	Candidate string `json:"candidate"`
-	// Keys limits `changePoints` (a list or a comma-separated string).
+	// Keys limits `changePoints` and the numeric frames (a list or a
+	// comma-separated string).
 	Keys runRef `json:"keys"`
+	// Format is table (the default, "") or numeric: numeric-multi frames
+	// of one number each for alert rules (summary, gates, ladder).
+	Format string `json:"format,omitempty"`
+	// Labels is "" (stable labels only) or run: the numeric frames carry
+	// run and tag labels too.
+	Labels string `json:"labels,omitempty"`
 	// MinRuns is the change points' --min-runs (nil: the default 3; 1
 	// judges the newest run alone).
 	MinRuns *int `json:"minRuns,omitempty"`

@@ -164,7 +164,7 @@ func TestMultipleRuns(t *testing.T) {
 			t.Fatalf("the same trial twice gave %d and %d points", r.Frames[0].Rows(), r.Frames[2].Rows())
 		}
 	}
-	s := summaryRows(t, e.one(t, c, map[string]any{"queryType": "summary"}))
+	s := summaryTable(t, e.one(t, c, map[string]any{"queryType": "summary"}))
 	if s.Rows() != 2 {
 		t.Fatalf("summary over the range: %d rows, want 2", s.Rows())
 	}
@@ -296,7 +296,7 @@ func TestRunsOrderFiltersAndTrend(t *testing.T) {
 	c := e.client(t)
 	ids := func(model map[string]any) []string {
 		t.Helper()
-		f := summaryRows(t, e.one(t, c, model))
+		f := summaryTable(t, e.one(t, c, model))
 		var out []string
 		for i := 0; i < f.Rows(); i++ {
 			out = append(out, field(t, f, "id").At(i).(string))

@@ -51,6 +51,7 @@ var (
 	ErrMissingKubeToken  = errors.New("kubernetesAccess is token but kubernetesURL or the kubernetesToken secret is missing")
 	ErrKubeURLNotHTTPS   = errors.New("kubernetesAccess is token: kubernetesURL must be an https:// URL (the service-account token is never sent in clear text)")
 	ErrInvalidAcks       = errors.New("acks is not a valid acknowledgements file (a YAML list of {key, run, reason})")
+	ErrInvalidExploreUID = errors.New("exploreDatasourceUid is not a Grafana datasource uid (letters, digits, - and _, at most 40)")
 )
 
 // Settings is one datasource instance's validated configuration. Secrets
@@ -107,6 +108,9 @@ type Settings struct {
 	// adds to the store's acks.yaml of the test; it is checked on load,
 	// since it applies to every change-point query.
 	Acks string
+	// ExploreDatasourceUID is the Grafana uid of a Prometheus datasource
+	// that run links open Explore on ("": no Explore link).
+	ExploreDatasourceUID string
 }
 
 // Kube is the Kubernetes access configuration. Kubeconfig, Token and CACert
@@ -153,6 +157,7 @@ type jsonData struct {
 	Gates                  string     `json:"gates"`
 	LadderProfile          string     `json:"ladderProfile"`
 	Acks                   string     `json:"acks"`
+	ExploreDatasourceUID   string     `json:"exploreDatasourceUid"`
 }
 
 // flexNumber accepts a JSON number, a numeric string, "" or null. set is
@@ -236,6 +241,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 			CACert:     s.DecryptedSecureJSONData["kubernetesCACert"],
 		},
 	}
+	out.ExploreDatasourceUID = strings.TrimSpace(jd.ExploreDatasourceUID)
 	if err := validatePrometheusURL(out.PrometheusURL); err != nil {
 		return Settings{}, err
 	}
@@ -315,6 +321,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	}
 	if _, err := verdicts.ParseAcks([]byte(out.Acks)); err != nil {
 		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidAcks, err)
+	}
+	if u := out.ExploreDatasourceUID; u != "" && !grafanaUID.MatchString(u) {
+		return Settings{}, fmt.Errorf("%w: %q", ErrInvalidExploreUID, u)
 	}
 	return out, nil
 }

@@ -157,7 +157,7 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 	if n := proxy.n.Load(); n != 0 {
 		t.Errorf("summary of 10 stored runs sent %d Prometheus requests, want 0", n)
 	}
-	f := summaryRows(t, resp)
+	f := summaryTable(t, resp)
 	ids := field(t, f, "id")
 	if ids.Len() != 10 {
 		t.Fatalf("%d rows, want 10", ids.Len())
