@@ -94,6 +94,10 @@ export const QUERY_TYPE_INFO: Record<QueryType, { label: string; description: st
     label: 'Change points',
     description: 'Change points across the stored runs of a test in the dashboard range, with acknowledgements',
   },
+  freshness: {
+    label: 'Freshness',
+    description: 'Per test name and cohort: hours since the newest stored run and runs in the last 7 days (for alerts)',
+  },
 };
 
 const QUERY_TYPE_OPTIONS: Array<ComboboxOption<QueryType>> = QUERY_TYPES.map((t) => ({
