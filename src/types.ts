@@ -24,8 +24,47 @@ export const QUERY_TYPES = [
   'gates',
   'compare',
   'changePoints',
+  'freshness',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
+
+/** The types that read no run: compare names its two runs, changePoints a test name over the range, freshness every test. */
+export const RUNLESS_TYPES: QueryType[] = ['tests', 'compare', 'changePoints', 'freshness'];
+/**
+ * The option keys of each query type besides run, testName and tag (which
+ * every type that reads a run takes). Checked against the schema
+ * (src/schema/, generated from pkg/plugin/schema) by src/schema.test.ts; the
+ * editor drops keys the new type does not take when the type changes.
+ */
+export const QUERY_TYPE_KEYS: Record<QueryType, Array<keyof DensityQuery>> = {
+  packing: ['align'],
+  psi: ['scope', 'resource', 'series', 'align'],
+  snapshots: [],
+  activeActors: ['align'],
+  workingSet: ['block', 'align'],
+  oomEvents: [],
+  clusterFacts: [],
+  frontier: [],
+  summary: ['format', 'keys', 'labels'],
+  runs: [],
+  tests: [],
+  annotations: ['ladderSteps', 'changePoints', 'keys', 'minRuns'],
+  ladder: ['format', 'keys', 'labels'],
+  phases: ['op', 'layer'],
+  gates: ['baseline', 'format', 'keys', 'labels'],
+  compare: ['baseline', 'candidate'],
+  changePoints: ['testName', 'keys', 'minRuns'],
+  freshness: [],
+};
+
+/** summary, gates, ladder: tables (the default) or numeric frames for alert rules. */
+export const FORMATS = ['table', 'numeric'] as const;
+export type Format = (typeof FORMATS)[number];
+/** The types that take format, keys and labels. */
+export const NUMERIC_TYPES: QueryType[] = ['summary', 'gates', 'ladder'];
+/** Numeric frames: only the stable labels (absent), or also run and tag. */
+export const LABEL_MODES = ['run'] as const;
+export type LabelMode = (typeof LABEL_MODES)[number];
 
 export const SCOPES = ['node', 'pod'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -87,8 +126,14 @@ export interface DensityQuery extends DataQuery {
   baseline?: string;
   /** compare only: the candidate run id (or a variable). */
   candidate?: string;
-  /** changePoints only: the keys searched (comma-separated or a list); absent is every numeric summary key. */
+  /** changePoints, annotations: the keys searched (comma-separated or a list), absent is every numeric summary key; summary, gates, ladder with format numeric: the keys answered. */
   keys?: string | string[];
+  /** changePoints, annotations: runs a segment needs before a change point is judged (absent: 3). */
+  minRuns?: number;
+  /** summary, gates, ladder: numeric gives one numeric-multi frame per (run, key) for alert rules; absent is table. */
+  format?: Format;
+  /** summary, gates, ladder with format numeric: run adds the run and tag labels; absent: only the stable labels. */
+  labels?: LabelMode;
 }
 
 /** The query a new panel starts with: packing over the dashboard range. */
@@ -159,6 +204,8 @@ export interface DensityOptions extends DataSourceJsonData {
   acks?: string;
   /** A ladder profile (YAML list of {key, query, reduce}, ladder-steps.md) replacing the built-in one for ladders evaluated from logs.txt. */
   ladderProfile?: string;
+  /** The Grafana uid of a Prometheus datasource for Explore links from runs; unset: no Explore links. */
+  exploreDatasourceUid?: string;
   // Standard Grafana HTTP client options the SDK reads (TLS, forwarded cookies).
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;

@@ -1,58 +1,17 @@
-import React from 'react';
-import { dateTime, TimeRange } from '@grafana/data';
 import { setTemplateSrv } from '@grafana/runtime';
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 
-import type { DataSource } from '../datasource';
 import { FakeTemplateSrv, giveElementsASize } from '../testing/fixtures';
-import { DensityQuery, QUERY_TYPES, RunInfo } from '../types';
-import { QUERY_TYPE_INFO, QueryEditor } from './QueryEditor';
+import { fakeDatasource, openCombobox, RANGE, setup } from '../testing/queryEditor';
+import { DensityQuery, QUERY_TYPES } from '../types';
+import { QUERY_TYPE_INFO } from './QueryEditor';
 
 beforeAll(giveElementsASize);
 
 beforeEach(() => {
   setTemplateSrv(new FakeTemplateSrv({ run: 'prom-1700000000', test: 'sweep-1k' }));
 });
-
-const RUNS: RunInfo[] = [
-  { id: 'sweep-1k/1700000000/c0ffee1', test_name: 'sweep-1k', tag: 'c0ffee1', start: 1700000000, end: 1700003600 },
-  { id: 'prom-1700100000', start: 1700100000 },
-];
-
-const RANGE: TimeRange = {
-  from: dateTime(1700000000000),
-  to: dateTime(1700086400000),
-  raw: { from: 'now-24h', to: 'now' },
-};
-
-function fakeDatasource(listRuns: () => Promise<RunInfo[]> = () => Promise.resolve(RUNS)) {
-  return { listRuns: jest.fn(listRuns) } as unknown as DataSource & { listRuns: jest.Mock };
-}
-
-async function setup(query: Partial<DensityQuery>, datasource = fakeDatasource()) {
-  const onChange = jest.fn<void, [DensityQuery]>();
-  const onRunQuery = jest.fn();
-  const utils = render(
-    <QueryEditor
-      query={{ refId: 'A', ...query }}
-      onChange={onChange}
-      onRunQuery={onRunQuery}
-      datasource={datasource}
-      range={RANGE}
-    />
-  );
-  // Let the run list load.
-  await act(async () => {
-    await Promise.resolve();
-  });
-  return { ...utils, onChange, onRunQuery, datasource };
-}
-
-async function openCombobox(label: string) {
-  await userEvent.click(screen.getByLabelText(label));
-  return within(await screen.findByRole('listbox'));
-}
 
 describe('QueryEditor renders', () => {
   it('shows the query type, its description and the run', async () => {
@@ -69,64 +28,6 @@ describe('QueryEditor renders', () => {
       expect(menu.getByText(QUERY_TYPE_INFO[t].label)).toBeInTheDocument();
       expect(menu.getByText(QUERY_TYPE_INFO[t].description)).toBeInTheDocument();
     }
-  });
-
-  const perType: Array<[DensityQuery['queryType'], string[], string[]]> = [
-    ['packing', ['Run', 'Align'], ['Scope', 'Resource', 'Block', 'Test name', 'Tag', 'Baseline']],
-    ['psi', ['Run', 'Scope', 'Resource', 'Series', 'Align'], ['Block', 'Test name']],
-    ['snapshots', ['Run'], ['Scope', 'Block', 'Test name', 'Align']],
-    ['activeActors', ['Run', 'Align'], ['Scope', 'Block', 'Test name']],
-    ['workingSet', ['Run', 'Block', 'Align'], ['Scope', 'Resource', 'Test name']],
-    ['oomEvents', ['Run'], ['Scope', 'Block', 'Test name', 'Align']],
-    ['clusterFacts', ['Run'], ['Scope', 'Block', 'Test name']],
-    ['frontier', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
-    ['summary', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
-    ['runs', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
-    ['tests', [], ['Run', 'Scope', 'Block', 'Test name']],
-    ['annotations', ['Run', 'Test name', 'Tag'], ['Scope', 'Block']],
-    ['ladder', ['Run'], ['Scope', 'Resource', 'Block', 'Test name']],
-    ['phases', ['Run', 'Op', 'Layer'], ['Scope', 'Block', 'Test name', 'Align']],
-    ['gates', ['Run', 'Baseline'], ['Candidate', 'Keys', 'Align', 'Scope', 'Tag']],
-    ['compare', ['Baseline', 'Candidate'], ['Run', 'Keys', 'Align', 'Test name']],
-    ['changePoints', ['Test name', 'Keys'], ['Run', 'Baseline', 'Tag', 'Align']],
-  ];
-  it.each(perType)('%s shows %j', async (queryType, shown, hidden) => {
-    await setup({ queryType, run: 'range' });
-    for (const label of shown) {
-      expect(screen.getByLabelText(label)).toBeInTheDocument();
-    }
-    for (const label of hidden) {
-      expect(screen.queryByLabelText(label)).not.toBeInTheDocument();
-    }
-  });
-
-  it('gates shows the latest run and no baseline by default', async () => {
-    await setup({ queryType: 'gates' });
-    expect(screen.getByLabelText('Run')).toHaveValue('Latest run');
-    expect(screen.getByLabelText('Baseline')).toHaveValue('No baseline');
-  });
-
-  it('compare shows its runs by label, changePoints its test name and keys', async () => {
-    await setup({ queryType: 'compare', baseline: 'sweep-1k/1700000000/c0ffee1', candidate: '$run' });
-    expect(screen.getByLabelText('Baseline')).toHaveValue('sweep-1k c0ffee1 2023-11-14 22:13:20');
-    expect(screen.getByLabelText('Candidate')).toHaveValue('$run');
-  });
-
-  it('changePoints shows a list of keys comma-separated', async () => {
-    await setup({ queryType: 'changePoints', testName: 'nightly', keys: ['restore_p99_s', 'cluster_packing_p50'] });
-    expect(screen.getByLabelText('Test name')).toHaveValue('nightly');
-    expect(screen.getByLabelText('Keys')).toHaveValue('restore_p99_s, cluster_packing_p50');
-  });
-
-  it('align shows absolute unless the query says elapsed', async () => {
-    await setup({ queryType: 'packing', run: '$run', align: 'elapsed' });
-    expect(screen.getByLabelText('Elapsed')).toBeChecked();
-    expect(screen.getByLabelText('Absolute')).not.toBeChecked();
-  });
-
-  it('offers the test filter for any type when the run is latest', async () => {
-    await setup({ queryType: 'packing', run: 'latest', testName: 'sweep-1k' });
-    expect(screen.getByLabelText('Test name')).toHaveValue('sweep-1k');
   });
 });
 
@@ -204,106 +105,6 @@ describe('QueryEditor emits queries', () => {
     await userEvent.click(menu.getByText(choose));
     expect(onChange).toHaveBeenLastCalledWith(want);
     expect(onRunQuery).toHaveBeenCalledTimes(1);
-  });
-
-  it.each<[Partial<DensityQuery>, string, Partial<DensityQuery>]>([
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Pod', { scope: 'pod' }],
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'I/O', { resource: 'io' }],
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Memory', { resource: 'memory' }],
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'All', { series: 'all' }],
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Bands', { series: 'bands' }],
-    [{ queryType: 'workingSet', block: 'node' }, 'Per actor', { block: 'per_actor' }],
-    [{ queryType: 'workingSet', block: 'node' }, 'Atelet', { block: 'atelet' }],
-    [{ queryType: 'workingSet', block: 'node' }, 'Worker', { block: 'worker' }],
-    [{ queryType: 'phases' }, 'Restore', { op: 'restore' }],
-    [{ queryType: 'phases' }, 'ateom', { layer: 'ateom' }],
-    [{ queryType: 'packing' }, 'Elapsed', { align: 'elapsed' }],
-    [{ queryType: 'psi', scope: 'node', resource: 'cpu' }, 'Elapsed', { align: 'elapsed' }],
-  ])('%j: clicking %s sets %j and runs', async (query, label, want) => {
-    const { onChange, onRunQuery } = await setup({ run: 'range', ...query });
-    await userEvent.click(screen.getByLabelText(label));
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', run: 'range', ...query, ...want });
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-  });
-
-  it('phases: Both drops the op filter and runs', async () => {
-    const { onChange, onRunQuery } = await setup({
-      run: 'range',
-      queryType: 'phases',
-      op: 'checkpoint',
-      layer: 'atelet',
-    });
-    await userEvent.click(screen.getByLabelText('Both'));
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', run: 'range', queryType: 'phases', layer: 'atelet' });
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-  });
-
-  it('align absolute removes the key and runs', async () => {
-    const { onChange, onRunQuery } = await setup({ queryType: 'workingSet', run: '$run', align: 'elapsed' });
-    await userEvent.click(screen.getByLabelText('Absolute'));
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'workingSet', run: '$run' });
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-  });
-
-  it.each<[string, string, string, Partial<DensityQuery>]>([
-    ['Baseline', 'Latest other run', 'gates', { baseline: 'latest' }],
-    ['Baseline', 'sweep-1k c0ffee1 2023-11-14 22:13:20', 'gates', { baseline: 'sweep-1k/1700000000/c0ffee1' }],
-    ['Baseline', '$run', 'compare', { baseline: '$run' }],
-    ['Candidate', 'sweep-1k c0ffee1 2023-11-14 22:13:20', 'compare', { candidate: 'sweep-1k/1700000000/c0ffee1' }],
-  ])('%s: choosing %s (%s) sets %j and runs', async (label, option, queryType, want) => {
-    const { onChange, onRunQuery } = await setup({ queryType: queryType as DensityQuery['queryType'] });
-    const menu = await openCombobox(label);
-    expect(menu.queryByText('Dashboard time range')).not.toBeInTheDocument();
-    await userEvent.click(menu.getByText(option));
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType, ...want });
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-  });
-
-  it('gates: No baseline removes the baseline', async () => {
-    const { onChange } = await setup({ queryType: 'gates', run: 'latest', baseline: 'latest' });
-    const menu = await openCombobox('Baseline');
-    await userEvent.click(menu.getByText('No baseline'));
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'gates', run: 'latest' });
-  });
-
-  it('gates offers latest but not the dashboard range as its run', async () => {
-    await setup({ queryType: 'gates', run: 'latest' });
-    const menu = await openCombobox('Run');
-    expect(menu.getByText('Latest run')).toBeInTheDocument();
-    expect(menu.queryByText('Dashboard time range')).not.toBeInTheDocument();
-  });
-
-  it('changePoints keys update the query, run on blur, and clear', async () => {
-    const { onChange, onRunQuery } = await setup({ queryType: 'changePoints', testName: 'nightly' });
-    fireEvent.change(screen.getByLabelText('Keys'), { target: { value: 'restore_p99_s, $key' } });
-    expect(onChange).toHaveBeenLastCalledWith({
-      refId: 'A',
-      queryType: 'changePoints',
-      testName: 'nightly',
-      keys: 'restore_p99_s, $key',
-    });
-    expect(onRunQuery).not.toHaveBeenCalled();
-    fireEvent.blur(screen.getByLabelText('Keys'));
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-    fireEvent.change(screen.getByLabelText('Keys'), { target: { value: ' ' } });
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'changePoints', testName: 'nightly' });
-  });
-
-  it('test name and tag update the query and run on blur', async () => {
-    const { onChange, onRunQuery } = await setup({ queryType: 'runs', run: 'range', tag: 'old' });
-    fireEvent.change(screen.getByLabelText('Test name'), { target: { value: '$test' } });
-    expect(onChange).toHaveBeenLastCalledWith({
-      refId: 'A',
-      queryType: 'runs',
-      run: 'range',
-      tag: 'old',
-      testName: '$test',
-    });
-    expect(onRunQuery).not.toHaveBeenCalled();
-    fireEvent.blur(screen.getByLabelText('Test name'));
-    expect(onRunQuery).toHaveBeenCalledTimes(1);
-    fireEvent.change(screen.getByLabelText('Tag'), { target: { value: '' } });
-    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'runs', run: 'range' });
   });
 });
 
