@@ -10,6 +10,7 @@ import (
 
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/cli"
 	"github.com/substrate/density/pkg/harvest"
 	"github.com/substrate/density/pkg/runs"
 )
@@ -27,7 +28,7 @@ func TestExportWritesNotices(t *testing.T) {
 	args := []string{"--run-dir", dir, "--prometheus-url", prom.URL, "--start", itoa(tr.Start), "--end", itoa(tr.End),
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}
 	e := newEnv(nil, nil)
-	if code := Main(context.Background(), args, e.Env); code != ExitOK {
+	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, runs.FileNotices))
@@ -87,7 +88,7 @@ func TestNoticesUnreachableHoldNoSecrets(t *testing.T) {
 	dir := copyRun(t, run)
 	e := newEnv(nil, map[string]string{"PROMETHEUS_BEARER_TOKEN": "t0ken-secret"})
 	code := Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", u, "--no-cluster-facts", "--timeout", "2s", "--header", "X-Scope-OrgID: tenant-s3cret"}, e.Env)
-	if code != ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, runs.FileNotices))

@@ -77,11 +77,6 @@ type queryModel struct {
 	// MinRuns is the change points' --min-runs (nil: the default 3; 1
 	// judges the newest run alone).
 	MinRuns *int `json:"minRuns,omitempty"`
-	// Format is the frame shape of summary, gates and ladder: "" or
-	// table, or numeric (numeric-multi frames for alert rules).
-	Format string `json:"format,omitempty"`
-	// Labels "run" adds the run and tag labels to numeric frames.
-	Labels string `json:"labels,omitempty"`
 }
 
 // runRef is `run`: one id, `latest`, `range`, or a list of ids (a
