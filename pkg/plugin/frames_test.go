@@ -11,6 +11,7 @@ import (
 
 	"github.com/substrate/density/internal/storetest"
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // mergeNotes: equal texts say once, with their runs and the highest
@@ -211,4 +212,59 @@ func describe(frames data.Frames) string {
 		parts = append(parts, fmt.Sprintf("%s (%s, %d rows)", f.Name, tp, f.Rows()))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// summaryFrames: one run is one numeric-wide row; several are a
+// run-labelled numeric-wide row and the table of rows, up to
+// maxLabelledNumbers numbers, past which only the table remains, with a
+// caveat saying why.
+func TestSummaryFramesBound(t *testing.T) {
+	build := func(nRuns, nKeys int) ([]runs.Entry, []*data.Field) {
+		entries := make([]runs.Entry, nRuns)
+		for i := range entries {
+			entries[i].ID, entries[i].Start = fmt.Sprintf("t/%d/c", i), int64(i)
+		}
+		fields := runColumns(entries)
+		for k := range nKeys {
+			v := make([]*float64, nRuns)
+			for i := range v {
+				x := float64(i*nKeys + k)
+				v[i] = &x
+			}
+			fields = append(fields, data.NewField(fmt.Sprintf("k%d", k), nil, v))
+		}
+		return entries, fields
+	}
+	for _, c := range []struct {
+		runs, keys int
+		types      []data.FrameType
+		caveat     bool
+	}{
+		{1, 90, []data.FrameType{data.FrameTypeNumericWide}, false},
+		{2, 90, []data.FrameType{data.FrameTypeNumericWide, data.FrameTypeTable}, false},
+		{100, 100, []data.FrameType{data.FrameTypeNumericWide, data.FrameTypeTable}, false}, // 10,000: the bound
+		{101, 100, []data.FrameType{data.FrameTypeTable}, true},
+	} {
+		t.Run(fmt.Sprintf("%d runs %d keys", c.runs, c.keys), func(t *testing.T) {
+			entries, fields := build(c.runs, c.keys)
+			frames, caveat := summaryFrames(entries, fields)
+			var got []data.FrameType
+			for _, f := range frames {
+				got = append(got, f.Meta.Type)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.types) || (caveat != "") != c.caveat {
+				t.Fatalf("frames %v caveat %q, want %v caveat %v", got, caveat, c.types, c.caveat)
+			}
+			if len(frames) == 2 {
+				wide := frames[0]
+				if len(wide.Fields) != c.runs*c.keys {
+					t.Errorf("%d labelled numbers, want %d", len(wide.Fields), c.runs*c.keys)
+				}
+				last := wide.Fields[len(wide.Fields)-1]
+				if last.Name != fmt.Sprintf("k%d", c.keys-1) || last.Labels["run"] != entries[c.runs-1].ID || *num(t, last, 0) != float64(c.runs*c.keys-1) {
+					t.Errorf("last number %s %v = %v", last.Name, last.Labels, last.At(0))
+				}
+			}
+		})
+	}
 }

@@ -188,20 +188,42 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		if opts.numeric {
 			return summaryNumeric(data.NewFrame("summary", fields...), entries, func(i int) trialRow { return rows[i] }, opts, notes, notices, queries)
 		}
-		frames := summaryFrames(entries, fields)
+		frames, caveat := summaryFrames(entries, fields)
+		if caveat != "" {
+			notes = append(notes, note(caveat))
+		}
 		setMeta(frames, queries, noticesMeta(notes, notices))
 		return backend.DataResponse{Frames: frames}
 	})
 }
+
+// maxLabelledNumbers bounds the numbers of the run-labelled numeric-wide
+// frame of a summary of several runs: each costs about 470 bytes of Arrow
+// (a field of its own), so 10,000 are about 4.7 MB next to the table's
+// rows (1,000 runs of 90 keys would be 43 MB, past gRPC's 16 MiB).
+const maxLabelledNumbers = 10_000
 
 // summaryFrames are the summary's frames of the per-run columns fields (one
 // value per entry): for one run a numeric-wide frame of its one row; for
 // several, first one numeric-wide frame of one row whose number fields
 // carry a run label (one per run and key: what alert rules and
 // expressions read), then the rows per run as a table (what panels read).
-func summaryFrames(entries []runs.Entry, fields []*data.Field) data.Frames {
+// Above maxLabelledNumbers numbers the labelled frame is left out, and
+// caveat says so.
+func summaryFrames(entries []runs.Entry, fields []*data.Field) (frames data.Frames, caveat string) {
 	if len(entries) <= 1 {
-		return data.Frames{numericWide(data.NewFrame("summary", fields...))}
+		return data.Frames{numericWide(data.NewFrame("summary", fields...))}, ""
+	}
+	rows := table(data.NewFrame("summary runs", fields...))
+	keys := 0
+	for _, f := range fields {
+		if f.Type().Numeric() {
+			keys++
+		}
+	}
+	if n := keys * len(entries); n > maxLabelledNumbers {
+		return data.Frames{rows}, fmt.Sprintf("no run-labelled numeric frame for alert rules and expressions: %d runs × %d keys = %d numbers, above %d (a summary of fewer runs has it)",
+			len(entries), keys, n, maxLabelledNumbers)
 	}
 	var wide []*data.Field
 	for _, f := range fields {
@@ -216,8 +238,5 @@ func summaryFrames(entries []runs.Entry, fields []*data.Field) data.Frames {
 			wide = append(wide, data.NewField(f.Name, data.Labels{"run": e.ID}, []*float64{v}))
 		}
 	}
-	return data.Frames{
-		numericWide(data.NewFrame("summary", wide...)),
-		table(data.NewFrame("summary runs", fields...)),
-	}
+	return data.Frames{numericWide(data.NewFrame("summary", wide...)), rows}, ""
 }
