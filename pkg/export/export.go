@@ -295,43 +295,81 @@ func (j *job) print() {
 // then the JUnit file; a failed gate exits cli.ExitGateFailed with every
 // artifact written.
 func (j *job) write(ctx context.Context) (*Outcome, int) {
-	o, env, in, res, run := j.o, j.env, j.in, j.res, j.in.Run
-	out := &Outcome{Dir: j.outDir, Result: res, Run: run, Ladder: j.lad}
-	fail := func(format string, a ...any) (*Outcome, int) {
-		fmt.Fprintf(env.Stderr, "density export: "+format+"\n", a...)
-		return out, cli.ExitWrite
-	}
+	run := j.in.Run
+	out := &Outcome{Dir: j.outDir, Result: j.res, Run: run, Ladder: j.lad}
 	md := artifact.ServerMetadata{
-		TestName: run.TestName, Tag: run.Tag, PromURL: endpoint.Redact(o.PrometheusURL),
-		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: o.AteletLagS,
+		TestName: run.TestName, Tag: run.Tag, PromURL: endpoint.Redact(j.o.PrometheusURL),
+		Start: run.Start, End: run.End, SteadyStart: run.SteadyStart, SteadyEnd: run.SteadyEnd, LagS: j.o.AteletLagS,
 	}
-	doc, err := artifact.ServerSummaryJSON(md, res)
-	if err != nil {
-		return fail("encoding %s: %v", runs.FileServerSummary, err)
+	if err := j.writeServerSummary(out, md); err != nil {
+		return j.fail(out, err)
 	}
-	// Again for the output directory a store run defaults to.
-	if err := refuseLinks(j.outDir); err != nil {
-		return fail("%v", err)
-	}
-	if err := os.MkdirAll(j.outDir, 0o755); err != nil { // #nosec G301 -- artifacts are for others to read, like Locust's
-		return fail("%v", err)
-	}
-	out.ServerSummary = filepath.Join(j.outDir, runs.FileServerSummary)
-	if err := artifact.WriteFileAtomic(out.ServerSummary, doc, 0o644); err != nil {
-		return fail("writing %s: %v", out.ServerSummary, err)
-	}
-
-	psiDoc, ok := writePSISeries(env, out, res)
+	psiDoc, ok := writePSISeries(j.env, out, j.res)
 	if !ok {
 		return out, cli.ExitWrite
 	}
+	rows := []artifact.Row{artifact.ServerSummaryRow(md, j.res)}
+	rows, trialNotices := j.trialRows(out, rows)
+	rows = j.familyRows(out, rows)
+	gated, rows, err := j.gate(ctx, rows)
+	if err != nil {
+		fmt.Fprintf(j.env.Stderr, "density export: gates: %v\n", err)
+		return out, cli.ExitUsage
+	}
+	if err := j.writeStats(ctx, out, rows, gated != nil); err != nil {
+		return j.fail(out, err)
+	}
+	notices := j.notices(trialNotices, out.TrialWritten)
+	if err := writeNotices(out, notices); err != nil {
+		return j.fail(out, err)
+	}
+	if j.o.Report {
+		writeReport(j.env, out, md, psiDoc, j.res, notices, rows)
+	}
+	tally, err := tallyBlocks(j.res, rows[0].Measurements)
+	if err != nil {
+		return j.fail(out, err)
+	}
+	printMeasured(j.env.Stdout, tally)
+	return j.verdict(out, gated)
+}
 
-	rows := []artifact.Row{artifact.ServerSummaryRow(md, res)}
+// fail prints an artifact that could not be written.
+func (j *job) fail(out *Outcome, err error) (*Outcome, int) {
+	fmt.Fprintf(j.env.Stderr, "density export: %v\n", err)
+	return out, cli.ExitWrite
+}
+
+// writeServerSummary writes server_summary.json, creating the output
+// directory.
+func (j *job) writeServerSummary(out *Outcome, md artifact.ServerMetadata) error {
+	doc, err := artifact.ServerSummaryJSON(md, j.res)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %v", runs.FileServerSummary, err)
+	}
+	// Again for the output directory a store run defaults to.
+	if err := refuseLinks(j.outDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(j.outDir, 0o755); err != nil { // #nosec G301 -- artifacts are for others to read, like Locust's
+		return err
+	}
+	out.ServerSummary = filepath.Join(j.outDir, runs.FileServerSummary)
+	if err := artifact.WriteFileAtomic(out.ServerSummary, doc, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %v", out.ServerSummary, err)
+	}
+	return nil
+}
+
+// trialRows adds the trial_summary row when the run produced stats; the
+// notices are the run's and the trial summary's, for the report.
+func (j *job) trialRows(out *Outcome, rows []artifact.Row) ([]artifact.Row, []frontier.Notice) {
+	in, run, stdout := j.in, j.in.Run, j.env.Stdout
 	trial, trialNotices := frontier.TrialSummary(frontier.Inputs{
 		Facts:         j.after.Facts,
 		ObservedUsers: in.History.Observed,
-		Users:         o.Users,
-		ActorsPerUser: o.ActorsPerUser,
+		Users:         j.o.Users,
+		ActorsPerUser: j.o.ActorsPerUser,
 		Stats:         in.Stats,
 		StatsErr:      in.StatsErr,
 		Metadata:      j.metadata,
@@ -340,19 +378,22 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 	})
 	out.Trial = trial
 	for _, n := range trialNotices {
-		fmt.Fprintf(env.Stdout, "trial_summary.%s: %s\n", n.Field, n.Reason)
+		fmt.Fprintf(stdout, "trial_summary.%s: %s\n", n.Field, n.Reason)
 	}
 	if frontier.ShouldWriteTrialSummary(in.Status, in.HasStatsRows) {
 		rows = append(rows, frontier.Row(trial, run.Start, run.Tag, run.TestName))
 		out.TrialWritten = true
 	} else {
-		fmt.Fprintln(env.Stdout, "trial_summary: not written (the run produced no stats)")
+		fmt.Fprintln(stdout, "trial_summary: not written (the run produced no stats)")
 	}
+	return rows, trialNotices
+}
 
-	// The phase family follows, and is replaced only when this export
-	// produced it.
-	phaseRows := j.phased != nil && j.phased.Rows != nil
-	if phaseRows {
+// familyRows adds the phase and ladder families' rows this export
+// produced (only those are replaced).
+func (j *job) familyRows(out *Outcome, rows []artifact.Row) []artifact.Row {
+	run := j.in.Run
+	if j.phased != nil && j.phased.Rows != nil {
 		rows = append(rows, j.phased.Rows...)
 		out.PhaseRows = len(j.phased.Rows)
 	}
@@ -362,57 +403,63 @@ func (j *job) write(ctx context.Context) (*Outcome, int) {
 			out.LadderWritten = true
 		}
 	}
-	var gated *command.Gated
-	if j.gates != nil {
-		cand := verdicts.RunFromRows(rows)
-		cand.ID, cand.Start = j.outDir, run.Start
-		g, err := command.Evaluate(ctx, *j.gates, &cand, o.Baseline, o.Store)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "density export: gates: %v\n", err)
-			return out, cli.ExitUsage
-		}
-		command.PrintResults(env.Stdout, g)
-		rows = append(rows, g.Rows...)
-		gated = &g
-	}
+	return rows
+}
 
+// gate evaluates --gates over the rows and adds the gate rows; nil
+// without gates.
+func (j *job) gate(ctx context.Context, rows []artifact.Row) (*command.Gated, []artifact.Row, error) {
+	if j.gates == nil {
+		return nil, rows, nil
+	}
+	cand := verdicts.RunFromRows(rows)
+	cand.ID, cand.Start = j.outDir, j.in.Run.Start
+	g, err := command.Evaluate(ctx, *j.gates, &cand, j.o.Baseline, j.o.Store)
+	if err != nil {
+		return nil, rows, err
+	}
+	command.PrintResults(j.env.Stdout, g)
+	return &g, append(rows, g.Rows...), nil
+}
+
+// writeStats appends the rows to stats.jsonl, or with --replace replaces
+// the run's rows of the families this export produced.
+func (j *job) writeStats(ctx context.Context, out *Outcome, rows []artifact.Row, gated bool) error {
+	run := j.in.Run
 	out.StatsJSONL = filepath.Join(j.outDir, runs.FileStatsJSONL)
-	if o.Replace {
+	var err error
+	if j.o.Replace {
+		phaseRows := out.PhaseRows > 0
 		match := artifact.MatchRunFamily(artifact.DataTimestamp(run.Start), run.Tag, run.TestName, func(metric string) bool {
 			return metric == artifact.MetricServerSummary || metric == artifact.MetricTrialSummary ||
 				(phaseRows && phases.IsFamilyMetric(metric)) ||
 				(out.LadderWritten && ladder.IsLadderMetric(metric)) ||
-				(gated != nil && verdicts.IsGateMetric(metric))
+				(gated && verdicts.IsGateMetric(metric))
 		})
 		_, err = artifact.ReplaceRows(ctx, out.StatsJSONL, match, rows...)
 	} else {
 		err = artifact.AppendRows(ctx, out.StatsJSONL, rows...)
 	}
 	if err != nil {
-		return fail("writing %s: %v", out.StatsJSONL, err)
+		return fmt.Errorf("writing %s: %v", out.StatsJSONL, err)
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
-	notices := j.notices(trialNotices, out.TrialWritten)
-	if err := writeNotices(out, notices); err != nil {
-		return fail("%v", err)
+	fmt.Fprintf(j.env.Stdout, "wrote %s and %d row(s) to %s\n", out.ServerSummary, len(rows), out.StatsJSONL)
+	return nil
+}
+
+// verdict writes the JUnit file of the gates and exits cli.ExitGateFailed when
+// a gate failed.
+func (j *job) verdict(out *Outcome, gated *command.Gated) (*Outcome, int) {
+	if gated == nil {
+		return out, cli.ExitOK
 	}
-	if o.Report {
-		writeReport(env, out, md, psiDoc, res, notices, rows)
-	}
-	tally, err := tallyBlocks(res, rows[0].Measurements)
-	if err != nil {
-		return fail("%v", err)
-	}
-	printMeasured(env.Stdout, tally)
-	if gated != nil {
-		if o.JUnit != "" {
-			if err := command.WriteJUnit(*gated, o.JUnit); err != nil {
-				return fail("writing %s: %v", o.JUnit, err)
-			}
+	if j.o.JUnit != "" {
+		if err := command.WriteJUnit(*gated, j.o.JUnit); err != nil {
+			return j.fail(out, fmt.Errorf("writing %s: %v", j.o.JUnit, err))
 		}
-		if gated.Failed() {
-			return out, cli.ExitGateFailed
-		}
+	}
+	if gated.Failed() {
+		return out, cli.ExitGateFailed
 	}
 	return out, cli.ExitOK
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -108,9 +109,13 @@ func (d *Datasource) readPSIPanel(ctx context.Context, m queryModel, e runs.Entr
 		if count != nil {
 			total = strconv.Itoa(*count)
 		}
+		var names []string
+		for _, b := range harvest.PSIBandList() {
+			names = append(names, b.Name)
+		}
 		out.notices = append(out.notices, harvest.Notice{Block: block, Reason: fmt.Sprintf(
-			"%s series (more than %d): showing bands across them (min, p50, p90, p99, max per timestamp) and the %d with the highest peak; the query option series: all shows every series",
-			total, d.settings.MaxSeries, len(r.Series))})
+			"%s series (more than %d): showing bands across them (%s per timestamp) and the %d with the highest peak; the query option series: all shows every series",
+			total, d.settings.MaxSeries, strings.Join(names, ", "), len(r.Series))})
 	}
 	out.notices = append(out.notices, r.Warnings...)
 	return out
