@@ -71,9 +71,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// WriteJSONFile writes v like Python's json.dump(v, f, indent=2) followed by
+// writeJSONFile writes v like Python's json.dump(v, f, indent=2) followed by
 // a newline (server_summary.json), atomically with mode 0644.
-func WriteJSONFile(path string, v any) error {
+func writeJSONFile(path string, v any) error {
 	data, err := MarshalIndent(v)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)

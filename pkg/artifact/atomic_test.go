@@ -45,7 +45,7 @@ func TestWriteFileAtomic(t *testing.T) {
 func TestWriteJSONFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server_summary.json")
 	v := Object{{"metadata", Object{{"tag", "abc"}, {"atelet_lag_s", 70}}}, {"node_psi", Object{{"cpu_stall_pct", nil}, {"nodes", 3}}}}
-	if err := WriteJSONFile(path, v); err != nil {
+	if err := writeJSONFile(path, v); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
@@ -53,7 +53,7 @@ func TestWriteJSONFile(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
-	if err := WriteJSONFile(path, map[string]int{}); err == nil {
+	if err := writeJSONFile(path, map[string]int{}); err == nil {
 		t.Error("unencodable value: no error")
 	}
 	if got2, _ := os.ReadFile(path); string(got2) != want {
@@ -75,13 +75,13 @@ func TestWriteFileAtomicRefusesSymlink(t *testing.T) {
 // Reads refuse a link too, and so does a scan of the run directory.
 func TestReadFileNoFollow(t *testing.T) {
 	_, link, _ := linkedRunDir(t)
-	if b, err := ReadFileNoFollow(link); !errors.Is(err, ErrSymlink) || b != nil {
+	if b, err := readFileNoFollow(link); !errors.Is(err, ErrSymlink) || b != nil {
 		t.Fatalf("read %q, %v; want ErrSymlink", b, err)
 	}
 	if err := RefuseSymlinksIn(filepath.Dir(link)); !errors.Is(err, ErrSymlink) {
 		t.Fatalf("scan: %v, want ErrSymlink", err)
 	}
-	if _, err := ReadFileNoFollow(filepath.Join(t.TempDir(), "absent")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := readFileNoFollow(filepath.Join(t.TempDir(), "absent")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("absent file: %v", err)
 	}
 }

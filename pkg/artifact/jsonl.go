@@ -78,8 +78,8 @@ func IntMeasurement(p *int64) any {
 	return fmt.Sprint(*p)
 }
 
-// StringMeasurement is a flat-row value: nil gives null.
-func StringMeasurement(p *string) any {
+// stringMeasurement is a flat-row value: nil gives null.
+func stringMeasurement(p *string) any {
 	if p == nil {
 		return nil
 	}
@@ -191,18 +191,18 @@ func ReadRows(r io.Reader) ([]Line, error) {
 	return out, err
 }
 
-// MatchRun matches this project's rows (server_summary and trial_summary)
+// matchRun matches this project's rows (server_summary and trial_summary)
 // of one run: same timestamp, tag and test_name. Lines that do not parse
 // never match, so they are kept by ReplaceRows. The expected strings are
 // compared as they read back from a written row: bytes that are not UTF-8
 // are written as \udcXX escapes and read back as U+FFFD.
-func MatchRun(timestamp, tag, testName string) func(line []byte) bool {
+func matchRun(timestamp, tag, testName string) func(line []byte) bool {
 	return MatchRunFamily(timestamp, tag, testName, func(metric string) bool {
 		return metric == MetricServerSummary || metric == MetricTrialSummary
 	})
 }
 
-// MatchRunFamily is MatchRun for the rows whose metric family accepts.
+// MatchRunFamily is matchRun for the rows whose metric family accepts.
 func MatchRunFamily(timestamp, tag, testName string, family func(metric string) bool) func(line []byte) bool {
 	timestamp, tag, testName = readBack(timestamp), readBack(tag), readBack(testName)
 	return func(line []byte) bool {

@@ -95,7 +95,7 @@ func TestAppendRowsConcurrent(t *testing.T) {
 		defer wg.Done()
 		for k := range replaces {
 			r := Row{Timestamp: "R", Tag: "r", TestName: "n", Metric: MetricServerSummary, Measurements: Object{{"k", strconv.Itoa(k)}}}
-			if _, err := ReplaceRows(ctx, path, MatchRun("R", "r", "n"), r); err != nil {
+			if _, err := ReplaceRows(ctx, path, matchRun("R", "r", "n"), r); err != nil {
 				errs <- err
 				return
 			}

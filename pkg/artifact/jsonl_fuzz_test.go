@@ -109,9 +109,9 @@ func FuzzAppendReplace(f *testing.F) {
 			t.Fatalf("append:\n%q\nwant\n%q", appended, want)
 		}
 
-		match := MatchRun(ts, tag, test)
+		match := matchRun(ts, tag, test)
 		if !match(line) {
-			t.Fatalf("MatchRun does not match its own row %s", line)
+			t.Fatalf("matchRun does not match its own row %s", line)
 		}
 		repl := Row{Timestamp: ts, Tag: tag, TestName: test, Metric: MetricTrialSummary, Measurements: Object{{"v", "new"}}}
 		replLine, _ := repl.MarshalLine()

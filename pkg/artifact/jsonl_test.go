@@ -25,8 +25,8 @@ func TestRowMarshalLine(t *testing.T) {
 			{"cluster_packing_p50", FloatMeasurement(&f)},
 			{"checkpoints_in_window", IntMeasurement(func() *int64 { v := int64(50); return &v }())},
 			{"restore_p50_s", FloatMeasurement(nil)},
-			{"machine_type", StringMeasurement(sp("n2-standard-8"))},
-			{"sandbox_class", StringMeasurement(nil)},
+			{"machine_type", stringMeasurement(sp("n2-standard-8"))},
+			{"sandbox_class", stringMeasurement(nil)},
 			{"p", sp("<é>")},
 			{"q", (*string)(nil)},
 		}}
@@ -64,8 +64,8 @@ func TestMeasurementHelpers(t *testing.T) {
 		{FloatMeasurement(nil), nil},
 		{IntMeasurement(func() *int64 { x := int64(-3); return &x }()), "-3"},
 		{IntMeasurement(nil), nil},
-		{StringMeasurement(sp("")), ""},
-		{StringMeasurement(nil), nil},
+		{stringMeasurement(sp("")), ""},
+		{stringMeasurement(nil), nil},
 	}
 	for i, tc := range tests {
 		if tc.got != tc.want {
@@ -307,7 +307,7 @@ func TestReplaceRows(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.existing), 0o640); err != nil {
 				t.Fatal(err)
 			}
-			n, err := ReplaceRows(ctx, path, MatchRun("T1", "g", "n"), rows...)
+			n, err := ReplaceRows(ctx, path, matchRun("T1", "g", "n"), rows...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,7 +325,7 @@ func TestReplaceRows(t *testing.T) {
 	}
 	t.Run("missing file is created", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "stats.jsonl")
-		if _, err := ReplaceRows(ctx, path, MatchRun("T1", "g", "n"), rows...); err != nil {
+		if _, err := ReplaceRows(ctx, path, matchRun("T1", "g", "n"), rows...); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := os.ReadFile(path); string(got) != newS+"\n"+newT+"\n" {
@@ -335,7 +335,7 @@ func TestReplaceRows(t *testing.T) {
 	t.Run("encoding error leaves the file alone", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "stats.jsonl")
 		os.WriteFile(path, []byte(oldS+"\n"), 0o644)
-		if _, err := ReplaceRows(ctx, path, MatchRun("T1", "g", "n"), Row{}); err == nil {
+		if _, err := ReplaceRows(ctx, path, matchRun("T1", "g", "n"), Row{}); err == nil {
 			t.Fatal("no error")
 		}
 		if got, _ := os.ReadFile(path); string(got) != oldS+"\n" {
@@ -344,7 +344,7 @@ func TestReplaceRows(t *testing.T) {
 	})
 }
 
-// MatchRun must find rows whose strings held bytes that are not UTF-8 (a tag
+// matchRun must find rows whose strings held bytes that are not UTF-8 (a tag
 // from the command line), though they read back lossily.
 func TestMatchRunNonUTF8(t *testing.T) {
 	r := serverRow("T", "tag\xff", "n", "1")
@@ -352,10 +352,10 @@ func TestMatchRunNonUTF8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !MatchRun("T", "tag\xff", "n")(line) {
+	if !matchRun("T", "tag\xff", "n")(line) {
 		t.Error("own row with a non-UTF-8 tag not matched")
 	}
-	if MatchRun("T", "tag", "n")(line) {
+	if matchRun("T", "tag", "n")(line) {
 		t.Error("matched a different tag")
 	}
 }
@@ -440,7 +440,7 @@ func TestRowsThroughLinkedRunDir(t *testing.T) {
 	if err := WriteFileAtomic(filepath.Join(root, "run", "server_summary.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadFileNoFollow(filepath.Join(real, "stats.jsonl"))
+	b, err := readFileNoFollow(filepath.Join(real, "stats.jsonl"))
 	if err != nil || bytes.Count(b, []byte("\n")) != 1 {
 		t.Fatalf("stats.jsonl %q, %v; want one row", b, err)
 	}

@@ -76,8 +76,8 @@ func OpenNoFollow(path string) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFileNoFollow is os.ReadFile through OpenNoFollow.
-func ReadFileNoFollow(path string) ([]byte, error) {
+// readFileNoFollow is os.ReadFile through OpenNoFollow.
+func readFileNoFollow(path string) ([]byte, error) {
 	f, err := OpenNoFollow(path)
 	if err != nil {
 		return nil, err

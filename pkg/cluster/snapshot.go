@@ -110,7 +110,7 @@ type OOM struct {
 	Notices             []Notice
 }
 
-// OOMFacts compares the before and after snapshots and counts evictions in
+// oomFacts compares the before and after snapshots and counts evictions in
 // [start, end]. A nil before (no cluster_before.json) nulls all four; a nil
 // after (pod list failed) nulls the three pod counts; nil evictions (event
 // list failed) null evicted. Pods are matched by UID.
@@ -125,11 +125,8 @@ type OOM struct {
 //   - worker_pods_lost: pods live before and not live after (deleted,
 //     evicted and Failed, completed), for any reason.
 //   - evicted: distinct pod UIDs with an Evicted event in the window.
-func OOMFacts(before, after *Snapshot, ev *Evictions, start, end time.Time) OOM {
-	return oomFacts(before, after, ev, nil, start, end)
-}
-
-// oomFacts is OOMFacts with the reason the evictions are missing.
+//
+// evErr is why the evictions are missing (nil: read).
 func oomFacts(before, after *Snapshot, ev *Evictions, evErr error, start, end time.Time) OOM {
 	var r OOM
 	podCounts := []string{"worker_restarts", "worker_oomkilled_pods", "worker_pods_lost"}

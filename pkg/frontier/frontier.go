@@ -27,7 +27,7 @@ import (
 type Inputs struct {
 	Facts clusterfacts.Facts
 	// ObservedUsers are stats_history.csv's observed user counts
-	// (runs.ObservedUsers); values <= 0 or not finite are ignored.
+	// (runs.History.Observed); values <= 0 or not finite are ignored.
 	ObservedUsers []float64
 	// Users is the -u user count, used only when nothing was observed
 	// (0: not given).

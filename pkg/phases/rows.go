@@ -8,11 +8,8 @@ import (
 	"github.com/substrate/density/pkg/artifact"
 )
 
-// Metrics of the phase family of stats.jsonl rows.
-const (
-	MetricPrefix  = artifact.MetricPhasePrefix
-	MetricSummary = artifact.MetricPhaseSummary
-)
+// MetricSummary is the metric of the phase family's summary row.
+const MetricSummary = artifact.MetricPhaseSummary
 
 // IsFamilyMetric says a metric belongs to the phase family (the rows
 // --replace swaps when the export produced them).

@@ -53,7 +53,8 @@ func (e *env) storeExport(t *testing.T) frontier.Measurements {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observed, _ := runs.ObservedUsers(hist)
+	h, _ := runs.ReadHistory(hist)
+	observed := h.Observed
 	hist.Close()
 	st, err := os.Open(filepath.Join(e.runDir(), runs.FileStats))
 	if err != nil {

@@ -457,7 +457,8 @@ func TestDiscoveredRunMatchesExportedUsers(t *testing.T) {
 					inRun = append(inRun, s)
 				}
 			}
-			ss, se, _ := runs.SteadyWindow(inRun, first, last)
+			steady := runs.ComputeSteady(inRun, first, last)
+			ss, se := steady.Start, steady.End
 			r := e.one(t, c, map[string]any{"queryType": "runs"})
 			f := r.Frames[0]
 			if f.Rows() != 1 {

@@ -122,28 +122,6 @@ func ReadHistory(r io.Reader) (History, error) {
 	}
 }
 
-// ReadUserSamples returns the steady-window samples of stats_history.csv
-// (see ReadHistory). On error the samples are nil.
-func ReadUserSamples(r io.Reader) ([]UserSample, error) {
-	h, err := ReadHistory(r)
-	return h.Samples, err
-}
-
-// ObservedUsers returns trial_summary's observed user counts (see
-// ReadHistory). On error the counts are nil.
-func ObservedUsers(r io.Reader) ([]float64, error) {
-	h, err := ReadHistory(r)
-	return h.Observed, err
-}
-
-// HistoryBounds returns the first and last timestamps of stats_history.csv,
-// the run window when nothing better is known (export.md). ok is false when
-// no row has an integer Timestamp or on error.
-func HistoryBounds(r io.Reader) (first, last int64, ok bool, err error) {
-	h, err := ReadHistory(r)
-	return h.First, h.Last, h.HasBounds, err
-}
-
 // OperationStats is one stats.csv row with a non-empty Name and both Request
 // Count and Failure Count present. The counts are kept as written (trimmed):
 // a corrupt integer changes trial_summary's output (only

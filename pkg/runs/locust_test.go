@@ -68,18 +68,6 @@ func TestReadHistory(t *testing.T) {
 			if h.First != tc.first || h.Last != tc.last || h.HasBounds != tc.bounds {
 				t.Errorf("bounds %d..%d %v want %d..%d %v", h.First, h.Last, h.HasBounds, tc.first, tc.last, tc.bounds)
 			}
-			s, err := ReadUserSamples(strings.NewReader(tc.in))
-			if err != nil || !reflect.DeepEqual(s, tc.samples) {
-				t.Errorf("ReadUserSamples = %v, %v", s, err)
-			}
-			o, err := ObservedUsers(strings.NewReader(tc.in))
-			if err != nil || !reflect.DeepEqual(o, tc.observed) {
-				t.Errorf("ObservedUsers = %v, %v", o, err)
-			}
-			f, l, ok, err := HistoryBounds(strings.NewReader(tc.in))
-			if err != nil || f != tc.first || l != tc.last || ok != tc.bounds {
-				t.Errorf("HistoryBounds = %d %d %v %v", f, l, ok, err)
-			}
 		})
 	}
 }

@@ -25,19 +25,14 @@ const (
 	SteadyOutsideRun   = "the samples at 90% of peak begin outside the run window"
 )
 
-// SteadyWindow applies the rule of runs.md to samples in file (or series)
+// ComputeSteady applies the rule of runs.md to samples in file (or series)
 // order: with no samples or a peak <= 0 the window is [start, end];
 // otherwise the first and last samples with users >= 0.9*peak give
 // [ss, se], kept as [ss, min(max(se, ss), end)] when start <= ss <= end
 // (dips in between do not split it; it may be a single instant), and
 // [start, end] otherwise. NaN/±Inf counts are ignored (ReadHistory never
-// returns them). fromSamples is false on every fallback.
-func SteadyWindow(samples []UserSample, start, end int64) (steadyStart, steadyEnd int64, fromSamples bool) {
-	s := ComputeSteady(samples, start, end)
-	return s.Start, s.End, s.FromSamples
-}
-
-// ComputeSteady is SteadyWindow with the peak and the fallback reason.
+// returns them). FromSamples is false on every fallback, and Why says
+// why.
 func ComputeSteady(samples []UserSample, start, end int64) Steady {
 	fallback := Steady{Start: start, End: end}
 	var peak float64

@@ -49,11 +49,10 @@ func TestSteadyWindow(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, e, ok := SteadyWindow(tc.samples, tc.start, tc.end)
-			if s != tc.wantS || e != tc.wantE || ok != tc.wantSamples {
-				t.Errorf("SteadyWindow = [%d, %d] %v, want [%d, %d] %v", s, e, ok, tc.wantS, tc.wantE, tc.wantSamples)
-			}
 			st := ComputeSteady(tc.samples, tc.start, tc.end)
+			if s, e, ok := st.Start, st.End, st.FromSamples; s != tc.wantS || e != tc.wantE || ok != tc.wantSamples {
+				t.Errorf("ComputeSteady = [%d, %d] %v, want [%d, %d] %v", s, e, ok, tc.wantS, tc.wantE, tc.wantSamples)
+			}
 			if st.Why != tc.wantWhy {
 				t.Errorf("Why = %q want %q", st.Why, tc.wantWhy)
 			}
