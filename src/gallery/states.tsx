@@ -122,6 +122,7 @@ export const STATES: GalleryState[] = [
           url: 'http://prometheus.monitoring:9090',
           jsonData: {
             resultsStore: 'gs://substrate-bench/results',
+            exploreDatasourceUid: 'prometheus',
             userCountQuery: 'sum(locust_users{job="locust"})',
             runGapSeconds: 300,
             kubernetesAccess: 'kubeconfig',
@@ -244,6 +245,24 @@ export const STATES: GalleryState[] = [
     queryType: 'changePoints',
     testName: 'sweep-1k',
     keys: 'restore_p99_s, cluster_packing_p50',
+  }),
+  query('query-summary-numeric', 'Summary as numbers for an alert rule: two keys of the latest nightly', {
+    queryType: 'summary',
+    run: 'latest',
+    testName: 'nightly',
+    format: 'numeric',
+    keys: 'cluster_packing_p50, restore_p99_s',
+  }),
+  query('query-gates-numeric', 'Gates as numbers with the run labels', {
+    queryType: 'gates',
+    run: 'latest',
+    testName: 'nightly',
+    format: 'numeric',
+    labels: 'run',
+  }),
+  query('query-ladder', 'Ladder steps of one run as a table', { queryType: 'ladder', run: SWEEP_4K }),
+  query('query-freshness', 'Freshness: hours since each test last ran (no run, no range)', {
+    queryType: 'freshness',
   }),
   query('query-run-picker', 'The run picker, listed from GET /runs', { queryType: 'packing', run: SWEEP_1K }),
   query(

@@ -225,7 +225,7 @@ export function NumericOptions(props: NumericOptionsProps) {
           <KeysField {...props} tooltip={keysTooltip} placeholder={keysPlaceholder} />
           <InlineField
             label="Run labels"
-            labelWidth={12}
+            labelWidth={16}
             htmlFor="density-query-labels"
             tooltip="Also label each number with run and tag. Off for alert rules: a label that changes every run makes a new alert instance and a new recorded series each night."
           >
