@@ -60,9 +60,7 @@ func TestQuerySchemaMatchesParser(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		// freshness is described before its handler is in the dispatch
-		// table (issue 29); once it is served this exception is moot.
-		if !slices.Contains(served, n) && n != string(schema.QueryTypeFreshness) {
+		if !slices.Contains(served, n) {
 			t.Errorf("query type %q is in the schema but not served", n)
 		}
 	}
