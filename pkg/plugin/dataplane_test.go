@@ -24,6 +24,7 @@ import (
 const (
 	tsWide  = data.FrameTypeTimeSeriesWide
 	numWide = data.FrameTypeNumericWide
+	numMany = data.FrameTypeNumericMulti
 	tbl     = data.FrameTypeTable
 )
 
@@ -47,6 +48,9 @@ type conformanceCase struct {
 	types []data.FrameType
 	// labels are label names every number an expression reads must carry.
 	labels []string
+	// multi: every frame is numeric-multi (format numeric; their count
+	// follows the data), instead of types.
+	multi bool
 }
 
 // conformanceIDs are the run ids the cases name.
@@ -101,6 +105,16 @@ func conformanceCases() []conformanceCase {
 			model: fixed(map[string]any{"queryType": "changePoints", "testName": "nightly"})},
 		{name: "changePoints of run latest", env: envNightly, types: []data.FrameType{numWide, tbl},
 			model: fixed(map[string]any{"queryType": "changePoints", "testName": "nightly", "run": "latest"})},
+		{name: "freshness", env: envNightly, types: []data.FrameType{numWide}, labels: []string{"test_name"},
+			model: fixed(map[string]any{"queryType": "freshness", "testName": "nightly"})},
+		{name: "summary, format numeric", env: envNightly, multi: true, labels: []string{"test_name", "key"},
+			model: fixed(map[string]any{"queryType": "summary", "run": "latest", "testName": "nightly", "format": "numeric"})},
+		{name: "gates, format numeric", env: envNightly, multi: true, labels: []string{"test_name"},
+			model: fixed(map[string]any{"queryType": "gates", "run": "latest", "testName": "nightly", "baseline": "latest", "format": "numeric"})},
+		{name: "ladder, format numeric", env: envLadder, multi: true, labels: []string{"key"},
+			model: func(c conformanceIDs) map[string]any {
+				return map[string]any{"queryType": "ladder", "run": c.ladder, "format": "numeric"}
+			}},
 	}
 }
 
@@ -268,17 +282,24 @@ func TestDataplaneConformance(t *testing.T) {
 			if r.Error != nil {
 				t.Fatalf("%v: %v", model, r.Error)
 			}
-			if err := checkFrameContract(r.Frames, tc.types); err != nil {
+			want := tc.types
+			if tc.multi {
+				if len(r.Frames) == 0 {
+					t.Fatal("no frame")
+				}
+				want = slices.Repeat([]data.FrameType{numMany}, len(r.Frames))
+			}
+			if err := checkFrameContract(r.Frames, want); err != nil {
 				t.Fatal(err)
 			}
 			v, err := readDataplane(r.Frames, tc.labels)
 			if err != nil {
 				t.Fatal(err)
 			}
-			alertable := tc.types[0] != tbl
+			alertable := want[0] != tbl
 			switch {
 			case alertable && v.reader == "":
-				t.Fatalf("first frame %s: no sdata reader takes the response", tc.types[0])
+				t.Fatalf("first frame %s: no sdata reader takes the response", want[0])
 			case alertable && v.refs == 0:
 				t.Fatalf("the %s reader read no number", v.reader)
 			case !alertable && v.metaType != "":
@@ -296,6 +317,10 @@ func TestDataplaneConformance(t *testing.T) {
 // conformanceRow is a case's line of the docs table.
 func conformanceRow(tc conformanceCase, frames data.Frames, v readerVerdict) string {
 	var kinds []string
+	if tc.multi {
+		kinds = append(kinds, fmt.Sprintf("%d frames, each `%s` %s", len(frames), numMany, frames[0].Meta.TypeVersion))
+		frames = nil
+	}
 	for _, f := range frames {
 		k := string(f.Meta.Type)
 		if !f.Meta.TypeVersion.IsZero() {
