@@ -422,32 +422,43 @@ func phaseSection(rows []artifact.Row, f *figures) *phaseTable {
 		}
 	}
 	for _, row := range rows {
-		if !strings.HasPrefix(row.Metric, "phase_") || row.Metric == "phase_breakdown_summary" {
-			continue
+		if strings.HasPrefix(row.Metric, "phase_") && row.Metric != "phase_breakdown_summary" {
+			t.Rows = append(t.Rows, t.row(row, f))
 		}
-		pr := phaseRow{Metric: row.Metric}
-		for _, cols := range []struct {
-			keys []string
-			to   *[]figure
-		}{{t.Labels, &pr.Labels}, {t.Numbers, &pr.Cells}} {
-			for _, k := range cols.keys {
-				v, ok := row.Measurements.Get(k)
-				c := f.row(row.Metric, k, v, "phase_breakdown")
-				if !ok {
-					c = figure{Key: row.Metric + "." + k, Value: "—"}
-				}
-				*cols.to = append(*cols.to, c)
-			}
-		}
-		if v, ok := row.Measurements.Get(t.SortedBy); ok {
-			if s, ok := v.(string); ok {
-				pr.sort = parseNum(&s)
-			}
-		}
-		t.Rows = append(t.Rows, pr)
 	}
-	sort.SliceStable(t.Rows, func(i, j int) bool {
-		a, b := t.Rows[i].sort, t.Rows[j].sort
+	slowestFirst(t.Rows)
+	return t
+}
+
+// row is one phase row in the table's columns ("—" for a key it lacks).
+func (t *phaseTable) row(row artifact.Row, f *figures) phaseRow {
+	pr := phaseRow{Metric: row.Metric}
+	for _, cols := range []struct {
+		keys []string
+		to   *[]figure
+	}{{t.Labels, &pr.Labels}, {t.Numbers, &pr.Cells}} {
+		for _, k := range cols.keys {
+			v, ok := row.Measurements.Get(k)
+			if !ok {
+				*cols.to = append(*cols.to, figure{Key: row.Metric + "." + k, Value: "—"})
+				continue
+			}
+			*cols.to = append(*cols.to, f.row(row.Metric, k, v, "phase_breakdown"))
+		}
+	}
+	if v, ok := row.Measurements.Get(t.SortedBy); ok {
+		if s, ok := v.(string); ok {
+			pr.sort = parseNum(&s)
+		}
+	}
+	return pr
+}
+
+// slowestFirst orders the phase rows by their sort value, highest first,
+// rows without one last.
+func slowestFirst(rows []phaseRow) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i].sort, rows[j].sort
 		switch {
 		case a == nil:
 			return false
@@ -456,7 +467,6 @@ func phaseSection(rows []artifact.Row, f *figures) *phaseTable {
 		}
 		return *a > *b
 	})
-	return t
 }
 
 // familyTable is one family of the run's other rows (the ladder steps,
