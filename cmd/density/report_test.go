@@ -204,7 +204,7 @@ func TestReportExitCodes(t *testing.T) {
 // psiSections is the node and pod PSI sections of a report.
 func psiSections(t *testing.T, page string) string {
 	t.Helper()
-	a, b := strings.Index(page, `<section id="node_psi">`), strings.Index(page, `<section id="snapshots">`)
+	a, b := strings.Index(page, `<section id="psi">`), strings.Index(page, `<section id="working_set">`)
 	if a < 0 || b < a {
 		t.Fatal("report without PSI sections")
 	}

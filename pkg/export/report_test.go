@@ -55,7 +55,7 @@ func TestReportWrittenByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, e.out.String())
 	}
-	for _, want := range []string{"<!DOCTYPE html>", "default-src 'none'", `data-key="cluster_packing_p50"`, "Null fields and notices"} {
+	for _, want := range []string{"<!DOCTYPE html>", "default-src 'none'", `data-key="cluster_packing_p50"`, "Null fields and why"} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -27,7 +27,9 @@ import (
 // chromium, so it runs only with REPORT_BROWSER_TEST=1 (CI sets it);
 // REPORT_SCREENSHOTS=DIR also writes the section screenshots and two
 // thumbnails there; REPORT_BROWSER_PAGE=FILE also checks a report written
-// elsewhere (e.g. demo-run/report.html from `mage demo`).
+// elsewhere (e.g. demo-run/report.html from `mage demo`);
+// REPORT_FIRSTSCREEN=FILE also writes that report's (else the demo-like
+// one's) first screen there.
 
 type rect struct{ X, Y, W, H float64 }
 
@@ -44,6 +46,28 @@ const chartsJS = `Array.from(document.querySelectorAll('figure')).filter(f => f.
   return {Section: f.closest('section').id, Rect: {X: r.x + scrollX, Y: r.y + scrollY, W: r.width, H: r.height},
     Colors: Array.from(f.querySelectorAll('.sw')).map(s => getComputedStyle(s).backgroundColor)};
 })`
+
+// firstScreenJS is what the first screen (the viewport before any
+// scrolling) shows: the run's title and the verdict, with their bottoms.
+const firstScreenJS = `(() => {
+  const box = id => { const e = document.getElementById(id); if (!e) return {Text: '', Bottom: 1e9};
+    const r = e.getBoundingClientRect(); return {Text: e.innerText, Bottom: r.bottom}; };
+  return {Height: innerHeight, Run: box('run'), Verdict: box('verdict'), Frontiers: document.querySelectorAll('.big [data-key]').length};
+})()`
+
+type screenBox struct {
+	Text   string
+	Bottom float64
+}
+
+type firstScreen struct {
+	Height       float64
+	Run, Verdict screenBox
+	Frontiers    int
+}
+
+// maxPrintedPages bounds the printed report (A4): the demo's is about half.
+const maxPrintedPages = 15
 
 const sectionsJS = `Array.from(document.querySelectorAll('section')).map(s => {
   const r = s.getBoundingClientRect();
@@ -98,7 +122,11 @@ func TestBrowser(t *testing.T) {
 			if err := os.WriteFile(path, pageHTML, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			browse(t, browser, path, dir, c.name == "demo" && shots != "")
+			first := ""
+			if c.name == "demo" && os.Getenv("REPORT_BROWSER_PAGE") == "" {
+				first = os.Getenv("REPORT_FIRSTSCREEN")
+			}
+			browse(t, browser, path, dir, c.name == "demo" && shots != "", c.in.Meta.TestName+" "+c.in.Meta.Tag, first)
 		})
 	}
 	if extra := os.Getenv("REPORT_BROWSER_PAGE"); extra != "" {
@@ -114,14 +142,15 @@ func TestBrowser(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			browse(t, browser, path, dir, false)
+			browse(t, browser, path, dir, false, "", os.Getenv("REPORT_FIRSTSCREEN"))
 		})
 	}
 }
 
 // browse opens the report at path and checks it; screenshots and the PDF
-// go to dir.
-func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool) {
+// go to dir (the first screen also to firstShot when set). run is the
+// title's test name and tag ("" skips that check).
+func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool, run, firstShot string) {
 	ctx, cancel := chromedp.NewContext(browser)
 	defer cancel()
 
@@ -164,6 +193,35 @@ func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
 		t.Fatal(err)
 	}
+	// The first screen shows the run and its verdict.
+	fs, err := chromedp.Run(ctx, chromedp.Evaluate[firstScreen](firstScreenJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs.Run.Bottom > fs.Height || fs.Verdict.Bottom > fs.Height || fs.Frontiers == 0 {
+		t.Errorf("first screen (%.0f px): run title ends at %.0f, verdict at %.0f, %d frontiers shown", fs.Height, fs.Run.Bottom, fs.Verdict.Bottom, fs.Frontiers)
+	}
+	if run != "" && !strings.Contains(fs.Run.Text, run) {
+		t.Errorf("first screen title %q, want the run %q", fs.Run.Text, run)
+	}
+	if !strings.Contains(fs.Verdict.Text, "Gates") && !strings.Contains(fs.Verdict.Text, "gates") {
+		t.Errorf("first screen verdict %q says nothing of the gates", fs.Verdict.Text)
+	}
+	t.Logf("first screen: %q; verdict %q", fs.Run.Text, fs.Verdict.Text)
+	shot, err := capture(ctx, rect{W: 900, H: fs.Height})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{filepath.Join(dir, "first-screen.png"), firstShot} {
+		if name == "" {
+			continue
+		}
+		if err := os.WriteFile(name, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("first screen: %s", name)
+	}
+
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartInfo](chartsJS))
 	if err != nil {
 		t.Fatal(err)
@@ -216,12 +274,12 @@ func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool
 			t.Fatal(err)
 		}
 		t.Logf("%s: %d bytes (%.0f×%.0f)", filepath.Base(name), len(png), s.Rect.W, s.Rect.H)
-		if thumbs && (s.Section == "header" || s.Section == "node_psi") {
+		if thumbs && (s.Section == "summary" || s.Section == "psi") {
 			writeThumb(t, png, filepath.Join(dir, "thumb-"+s.Section+".png"))
 		}
 	}
 
-	// Print: one A4 page per section.
+	// Print: A4, about a dozen pages.
 	yes := true
 	pdf, err := chromedp.Call(ctx, cdppage.PrintToPDF, cdppage.PrintToPDFParams{PreferCSSPageSize: &yes, PrintBackground: &yes})
 	if err != nil {
@@ -232,8 +290,8 @@ func browse(t *testing.T, browser context.Context, path, dir string, thumbs bool
 		t.Fatal(err)
 	}
 	pages := pdfPages(t, pdfPath, pdf.Data)
-	if pages != len(sections) {
-		t.Errorf("PDF has %d pages for %d sections, want one A4 page per section", pages, len(sections))
+	if pages > maxPrintedPages || pages < 3 {
+		t.Errorf("PDF has %d pages, want 3 to %d", pages, maxPrintedPages)
 	}
 	t.Logf("PDF: %d pages, %d bytes", pages, len(pdf.Data))
 

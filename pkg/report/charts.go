@@ -17,8 +17,10 @@ import (
 )
 
 // MaxChartPoints bounds the points a chart draws over all its series, so
-// the report's size does not grow with the run's length or pod count.
-const MaxChartPoints = 2000
+// the report's size does not grow with the run's length or pod count (a
+// chart is at most 17 cm wide: a few hundred points per series is all a
+// page shows).
+const MaxChartPoints = 1200
 
 // Series colours: the browser test looks for these pixels in plot areas.
 var (
@@ -50,7 +52,7 @@ type band struct {
 // timeChart describes a chart over the run's time axis.
 type timeChart struct {
 	Title, YLabel string
-	Start, End    int64    // the run window; x is minutes (hours past 3 h) since Start
+	Start, End    int64    // the run window, every chart's x range; x is minutes (hours past 3 h) since Start
 	Steady        [2]int64 // shaded window; zero width for none
 	Lines         []line
 	Band          *band
@@ -58,9 +60,9 @@ type timeChart struct {
 	Half          bool     // half the page width (small multiples)
 }
 
-// chartSize is every chart's drawing size: one A4 page holds a section's
-// charts at this size.
-var chartW, chartH = 17 * vg.Centimeter, 6 * vg.Centimeter
+// chartW and chartH are a full-width chart's drawing size, halfH a half
+// chart's height: an A4 page holds three full charts or six half ones.
+var chartW, chartH, halfH = 17 * vg.Centimeter, 5.5 * vg.Centimeter, 5 * vg.Centimeter
 
 // thin reduces (t, v) to at most budget points by taking the maximum of
 // each run of consecutive points (so spikes stay visible); a bucket whose
@@ -85,6 +87,20 @@ func thin(t []int64, v []*float64, budget int) ([]int64, []*float64) {
 		ov = append(ov, m)
 	}
 	return ot, ov
+}
+
+// clipWindow keeps the points of (t, v) inside [start, end] (every chart shows
+// the run's window; a point of the lag after it is not drawn).
+func clipWindow(start, end int64, t []int64, v []*float64) ([]int64, []*float64) {
+	n := min(len(t), len(v))
+	i, j := 0, n
+	for i < n && t[i] < start {
+		i++
+	}
+	for j > i && end > start && t[j-1] > end {
+		j--
+	}
+	return t[i:j], v[i:j]
 }
 
 // segments splits a series at its nil values into contiguous XY runs.
@@ -136,8 +152,10 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 	}
 	var plotters []plot.Plotter
 	if b := c.Band; b != nil {
-		t, lo := thin(b.T, b.Lo, budget)
-		_, hi := thin(b.T, b.Hi, budget)
+		bt, blo := clipWindow(c.Start, c.End, b.T, b.Lo)
+		_, bhi := clipWindow(c.Start, c.End, b.T, b.Hi)
+		t, lo := thin(bt, blo, budget)
+		_, hi := thin(bt, bhi, budget)
 		for _, seg := range bandSegments(c.Start, scale, t, lo, hi) {
 			poly, err := plotter.NewPolygon(seg)
 			if err != nil {
@@ -153,7 +171,8 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 		}
 	}
 	for _, l := range c.Lines {
-		t, v := thin(l.T, l.V, budget)
+		t, v := clipWindow(c.Start, c.End, l.T, l.V)
+		t, v = thin(t, v, budget)
 		var first *plotter.Line
 		for _, seg := range segments(c.Start, scale, t, v) {
 			ln, err := plotter.NewLine(seg)
@@ -196,11 +215,14 @@ func (c timeChart) render() (template.HTML, []legendKey, error) {
 	p.Add(plotter.NewGrid())
 	p.Add(plotters...)
 	p.Y.Min, p.Y.Max = ymin, ymax
-	w := chartW
-	if c.Half {
-		w = chartW / 2
+	if c.End > c.Start {
+		p.X.Min, p.X.Max = 0, float64(c.End-c.Start)/scale
 	}
-	svg, err := writeSVG(p, w)
+	w, h := chartW, chartH
+	if c.Half {
+		w, h = chartW/2, halfH
+	}
+	svg, err := writeSVG(p, w, h)
 	return svg, keys, err
 }
 
@@ -268,8 +290,12 @@ func barChart(title, ylabel string, categories []string, groups []barGroup) (tem
 		return "", nil, nil
 	}
 	p.NominalX(categories...)
+	// Room for the outer bars of each group, and above the tallest bar.
+	half := float64(len(groups)) / 2 * 0.35
+	p.X.Min, p.X.Max = -0.5-half, float64(len(categories)-1)+0.5+half
 	p.Y.Min = 0
-	svg, err := writeSVG(p, chartW)
+	p.Y.Max *= 1.08
+	svg, err := writeSVG(p, chartW, chartH)
 	return svg, keys, err
 }
 
@@ -299,6 +325,10 @@ func newPlot(title, ylabel string) *plot.Plot {
 	return p
 }
 
+// svgFont is the font style gonum writes on every <text>: the page's CSS
+// sets it once.
+const svgFont = "font-family:Liberation Serif;font-variant:normal;font-weight:normal;font-style:normal;"
+
 var (
 	svgProlog = regexp.MustCompile(`(?s)^.*?<svg `)
 	svgSize   = regexp.MustCompile(`width="[^"]*" height="[^"]*" `)
@@ -307,10 +337,13 @@ var (
 
 // writeSVG renders p and trims the output to an inline <svg> element:
 // no XML prolog, no namespace URLs (an inline SVG in HTML needs none), a
-// viewBox that scales to the page width.
-func writeSVG(p *plot.Plot, w vg.Length) (template.HTML, error) {
-	c := vgsvg.New(w, chartH)
-	p.Draw(draw.New(c))
+// viewBox that scales to the page width, the font in the page's CSS
+// rather than on every text.
+func writeSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+	c := vgsvg.New(w, h)
+	// A margin on the right: the last x tick's label is centred on the
+	// axis's end and would reach past the drawing.
+	p.Draw(draw.Crop(draw.New(c), 0, -vg.Points(9), 0, 0))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("svg: %w", err)
@@ -323,7 +356,38 @@ func writeSVG(p *plot.Plot, w vg.Length) (template.HTML, error) {
 	s = svgProlog.ReplaceAllString(s, `<svg class="`+class+`" role="img" overflow="visible" `)
 	s = svgSize.ReplaceAllString(s, "")
 	s = svgNS.ReplaceAllString(s, "")
+	s = strings.ReplaceAll(s, svgFont, "")
 	s = strings.TrimSpace(s)
 	// Content built from the gonum output only; text is escaped by svgo.
 	return template.HTML(s), nil // #nosec G203 -- generated SVG, no user markup
+}
+
+func drawTime(c timeChart, caption, missing string) (chart, error) {
+	svg, keys, err := c.render()
+	if err != nil {
+		return chart{}, err
+	}
+	if svg == "" {
+		return chart{Missing: missing, Caption: caption}, nil
+	}
+	return chart{SVG: svg, Legend: keys, Caption: caption}, nil
+}
+
+func drawBars(title, ylabel string, cats []string, groups []barGroup, caption, missing string) (chart, error) {
+	svg, keys, err := barChart(title, ylabel, cats, groups)
+	if err != nil {
+		return chart{}, err
+	}
+	if svg == "" {
+		return chart{Missing: missing, Caption: caption}, nil
+	}
+	return chart{SVG: svg, Legend: keys, Caption: caption}, nil
+}
+
+// chart is one drawn chart with its legend, or why it is not drawn.
+type chart struct {
+	SVG     template.HTML
+	Legend  []legendKey
+	Caption string
+	Missing string
 }
