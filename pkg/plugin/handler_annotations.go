@@ -93,7 +93,7 @@ func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginCon
 		frame := data.NewFrame("annotations",
 			data.NewField("time", nil, ts),
 			data.NewField("timeEnd", nil, te),
-			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), pc.OrgID, linkRow{run: "run", start: "time", end: "timeEnd"})),
+			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), linkRow{run: "run", start: "time", end: "timeEnd"})),
 			data.NewField("text", nil, text),
 			data.NewField("tags", nil, tags),
 			data.NewField("run", nil, runIDs),
