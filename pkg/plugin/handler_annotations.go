@@ -19,8 +19,9 @@ import (
 // `<test_name> <tag>` and tagged run + test name, and a region for its
 // steady window tagged steady + test name. Fields follow Grafana's
 // annotation frame convention (time, timeEnd, title, text, tags with
-// comma-separated tags) and run, the region's run id; the title links to
-// the run (runLinks).
+// comma-separated tags), then run, run_start and run_end: the region's run
+// and its window (null for change points), which the title links to
+// (runLinks).
 //
 // With ladderSteps, a stored ladder run also gets a region per step over the
 // step's steady window, titled `step i/n users=u target_rps=r` and tagged
@@ -38,13 +39,16 @@ func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginCon
 		var (
 			ts, te            []time.Time
 			title, text, tags []string
-			// runIDs is each region's run (cur when it was added; "" for
-			// change points), for the title's run links.
-			runIDs []string
-			cur    string
+			// Each region's run and the run's window (cur when it was
+			// added; none for change points), for the title's run links.
+			runIDs             []string
+			runStarts, runEnds []*time.Time
+			cur                runs.Entry
 		)
 		add := func(from, to int64, ti, tx string, tg ...string) {
-			runIDs = append(runIDs, cur)
+			runIDs = append(runIDs, cur.ID)
+			runStarts = append(runStarts, unixPtr(cur.Start, cur.ID != ""))
+			runEnds = append(runEnds, unixPtr(cur.End, cur.ID != "" && cur.EndKnown))
 			ts = append(ts, time.Unix(from, 0).UTC())
 			te = append(te, time.Unix(to, 0).UTC())
 			title, text = append(title, ti), append(text, tx)
@@ -60,7 +64,7 @@ func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginCon
 		// stable one keeps responses comparable.
 		for i := len(entries) - 1; i >= 0; i-- {
 			e := entries[i]
-			cur = e.ID
+			cur = e
 			name := runLabel(e)
 			end := e.End
 			if !e.EndKnown {
@@ -86,17 +90,19 @@ func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginCon
 				}
 			}
 		}
-		cur = ""
+		cur = runs.Entry{}
 		if m.ChangePoints {
 			problems = append(problems, d.changePointAnnotations(ctx, m, q.TimeRange, entries, add)...)
 		}
 		frame := data.NewFrame("annotations",
 			data.NewField("time", nil, ts),
 			data.NewField("timeEnd", nil, te),
-			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), pc.OrgID, linkRow{run: "run", start: "time", end: "timeEnd"})),
+			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), linkRow{run: "run", start: "run_start", end: "run_end"})),
 			data.NewField("text", nil, text),
 			data.NewField("tags", nil, tags),
 			data.NewField("run", nil, runIDs),
+			nullableTime("run_start", runStarts),
+			nullableTime("run_end", runEnds),
 		)
 		table(frame)
 		if len(problems) > 0 {

@@ -19,7 +19,7 @@ func (d *Datasource) handleRuns(ctx context.Context, pc backend.PluginContext, q
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
 		frame := runsFrame(entries)
 		if f, _ := frame.FieldByName("id"); f != nil {
-			withLinks(f, d.runLinks(instanceUID(pc), pc.OrgID, linkRow{run: "id", start: "start", end: "end"}))
+			withLinks(f, d.runLinks(instanceUID(pc), linkRow{run: "id", start: "start", end: "end"}))
 		}
 		var notes []data.Notice
 		for _, p := range problems {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -34,7 +33,7 @@ type linkRow struct {
 // setting exploreDatasourceUid names a Prometheus datasource, Explore on it
 // over the same window with the user-count query. Grafana fills the
 // ${__data.fields.…} variables from the row that was clicked.
-func (d *Datasource) runLinks(dsUID string, orgID int64, r linkRow) []data.DataLink {
+func (d *Datasource) runLinks(dsUID string, r linkRow) []data.DataLink {
 	field := func(name, format string) string { return "${__data.fields." + name + format + "}" }
 	from, to := field(r.start, ".numeric"), field(r.end, ".numeric")
 	q := "?var-run=" + field(r.run, ":percentencode") + "&from=" + from + "&to=" + to
@@ -43,7 +42,7 @@ func (d *Datasource) runLinks(dsUID string, orgID int64, r linkRow) []data.DataL
 	}
 	links := []data.DataLink{{Title: "Run overview", URL: "/d/" + overviewUID + "/" + overviewSlug + q}}
 	if uid := d.settings.ExploreDatasourceUID; uid != "" {
-		links = append(links, data.DataLink{Title: "Explore the run's metrics", URL: exploreURL(uid, orgID, d.settings.UserCountQuery, from, to)})
+		links = append(links, data.DataLink{Title: "Explore the run's metrics", URL: exploreURL(uid, d.settings.UserCountQuery, from, to)})
 	}
 	return links
 }
@@ -52,7 +51,7 @@ func (d *Datasource) runLinks(dsUID string, orgID int64, r linkRow) []data.DataL
 // [from, to] (Grafana variables, Unix ms): the panes parameter is the
 // URL-encoded JSON of one pane, the variables left as they are for Grafana
 // to fill.
-func exploreURL(uid string, orgID int64, expr, from, to string) string {
+func exploreURL(uid, expr, from, to string) string {
 	const fromToken, toToken = "DENSITYFROMMS", "DENSITYTOMS"
 	pane := map[string]any{
 		"density": map[string]any{
@@ -63,10 +62,8 @@ func exploreURL(uid string, orgID int64, expr, from, to string) string {
 	}
 	b, _ := json.Marshal(pane) // strings and maps only: never fails
 	panes := strings.NewReplacer(fromToken, from, toToken, to).Replace(url.QueryEscape(string(b)))
-	if orgID <= 0 {
-		orgID = 1
-	}
-	return "/explore?schemaVersion=1&orgId=" + strconv.FormatInt(orgID, 10) + "&panes=" + panes
+	// No orgId: Grafana opens it in the viewer's current organisation.
+	return "/explore?schemaVersion=1&panes=" + panes
 }
 
 // withLinks adds links to a field's config.

@@ -149,17 +149,18 @@ func TestRunLinks(t *testing.T) {
 		}
 		checkRunLinks(t, f, field(t, f, "id"), i, e.uid, e.runID, tr.Start, tr.End, explore)
 
+		// The run's region and its steady window's both open the run.
 		a := e.one(t, c, map[string]any{"queryType": "annotations"}).Frames[0]
-		found := false
+		found := map[string]bool{}
 		for j := range a.Rows() {
-			if field(t, a, "run").At(j) != e.runID || !strings.HasPrefix(field(t, a, "tags").At(j).(string), "run,") {
+			if field(t, a, "run").At(j) != e.runID {
 				continue
 			}
-			found = true
+			found[strings.Split(field(t, a, "tags").At(j).(string), ",")[0]] = true
 			checkRunLinks(t, a, field(t, a, "title"), j, e.uid, e.runID, tr.Start, tr.End, explore)
 		}
-		if !found {
-			t.Errorf("no run region of %s among the annotations", e.runID)
+		if !found["run"] || !found["steady"] {
+			t.Errorf("regions of %s among the annotations: %v, want run and steady", e.runID, found)
 		}
 	}
 }

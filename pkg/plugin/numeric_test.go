@@ -339,3 +339,56 @@ func TestNumericGoldenResponses(t *testing.T) {
 	r = l.one(t, l.client(t), map[string]any{"queryType": "ladder", "run": l.runID, "format": "numeric", "keys": "users,resume_p99_ms,max_sustained_rps"})
 	experimental.CheckGoldenJSONResponse(t, "testdata/golden", "ladder-steps-ladder-numeric", &r, *update)
 }
+
+// numericResponse's rules, one case each: the newest run wins among equal
+// labels (a notice names the others), keys select and an unknown key is a
+// 400, null stays null, and no value is the dataplane's empty response.
+func TestNumericResponseRules(t *testing.T) {
+	one := func(x float64) *float64 { return &x }
+	l := data.Labels{labelTestName: "t", labelKey: "k"}
+	vals := []numericValue{
+		{name: "k", key: "k", labels: l, value: one(1), run: "old", start: 1},
+		{name: "k", key: "k", labels: l, value: one(2), run: "new", start: 2},
+		{name: "j", key: "j", labels: data.Labels{labelTestName: "t", labelKey: "j"}, run: "new", start: 2},
+	}
+	for _, c := range []struct {
+		name   string
+		vals   []numericValue
+		keys   []string
+		want   []string // name=value per frame
+		status backend.Status
+		notice string
+	}{
+		{name: "newest wins", vals: vals, want: []string{"k=2", "j=null"}, notice: "left out (1: old)"},
+		{name: "keys select", vals: vals, keys: []string{"j"}, want: []string{"j=null"}},
+		{name: "unknown key", vals: vals, keys: []string{"x"}, status: backend.StatusBadRequest},
+		{name: "no values", want: []string{""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := numericResponse(QuerySummary, c.vals, []string{"k", "j"}, numericOptions{numeric: true, keys: c.keys}, nil, nil, nil)
+			if c.status != 0 {
+				if r.Status != c.status || r.ErrorSource != backend.ErrorSourceDownstream {
+					t.Fatalf("status %d source %q, want %d from the request", r.Status, r.ErrorSource, c.status)
+				}
+				return
+			}
+			var got []string
+			for _, f := range r.Frames {
+				if f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != numericVersion {
+					t.Errorf("frame %q meta %+v", f.Name, f.Meta)
+				}
+				if len(f.Fields) == 0 {
+					got = append(got, "")
+					continue
+				}
+				got = append(got, f.Name+"="+fmtPtr(cellNumber(f.Fields[0], 0)))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("frames %v, want %v", got, c.want)
+			}
+			if c.notice != "" && !hasNotice(r.Frames[0], c.notice) {
+				t.Errorf("no notice %q: %+v", c.notice, r.Frames[0].Meta.Notices)
+			}
+		})
+	}
+}
