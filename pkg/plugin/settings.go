@@ -209,123 +209,152 @@ func (n flexNumber) int64Or(name string, def int64) (int64, error) {
 // LoadSettings parses and validates an instance's settings, applying the
 // defaults. The returned error wraps one of the sentinel errors above.
 func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
-	var jd jsonData
-	if len(s.JSONData) > 0 {
-		if err := json.Unmarshal(s.JSONData, &jd); err != nil {
-			return Settings{}, fmt.Errorf("%w: %v", ErrInvalidJSONData, err)
-		}
-	}
-	sel := harvest.DefaultSelectors()
-	out := Settings{
-		PrometheusURL:   strings.TrimSpace(s.URL),
-		ResultsStore:    strings.TrimSpace(jd.ResultsStore),
-		Gates:           jd.Gates,
-		LadderProfile:   jd.LadderProfile,
-		Acks:            jd.Acks,
-		DiscoverRuns:    jd.DiscoverRuns == nil || *jd.DiscoverRuns,
-		PreferStored:    jd.PreferStored == nil || *jd.PreferStored,
-		UserCountQuery:  orDefault(jd.UserCountQuery, runs.DefaultUserCountQuery),
-		WorkerPool:      orDefault(jd.WorkerPool, sel.WorkerPool),
-		WorkerNamespace: orDefault(jd.WorkerNamespace, sel.WorkerNamespace),
-		WorkerContainer: orDefault(jd.WorkerContainer, sel.WorkerContainer),
-		WorkerPodRegex:  orDefault(jd.WorkerPodRegex, sel.WorkerPodRegex),
-		AteletNamespace: orDefault(jd.AteletNamespace, sel.AteletNamespace),
-		AteletContainer: orDefault(jd.AteletContainer, sel.AteletContainer),
-		Kube: Kube{
-			Access:     orDefault(jd.KubernetesAccess, cluster.ModeOff),
-			ConfigPath: strings.TrimSpace(jd.KubeconfigPath),
-			Context:    strings.TrimSpace(jd.KubeContext),
-			URL:        strings.TrimSpace(jd.KubernetesURL),
-			Kubeconfig: s.DecryptedSecureJSONData["kubeconfig"],
-			Token:      s.DecryptedSecureJSONData["kubernetesToken"],
-			CACert:     s.DecryptedSecureJSONData["kubernetesCACert"],
-		},
-	}
-	out.ExploreDatasourceUID = strings.TrimSpace(jd.ExploreDatasourceUID)
-	if err := validatePrometheusURL(out.PrometheusURL); err != nil {
+	jd, err := parseJSONData(s.JSONData)
+	if err != nil {
 		return Settings{}, err
 	}
-	if out.ResultsStore != "" {
-		if err := validateStoreURL(out.ResultsStore); err != nil {
-			return Settings{}, err
+	out := settingsWithDefaults(jd, s.URL, s.DecryptedSecureJSONData)
+	if err := out.validateURLs(); err != nil {
+		return Settings{}, err
+	}
+	if err := out.applyNumbers(jd); err != nil {
+		return Settings{}, err
+	}
+	if err := out.validate(); err != nil {
+		return Settings{}, err
+	}
+	return out, nil
+}
+
+// parseJSONData reads the jsonData keys; empty jsonData is all defaults.
+func parseJSONData(raw []byte) (jsonData, error) {
+	var jd jsonData
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &jd); err != nil {
+			return jsonData{}, fmt.Errorf("%w: %v", ErrInvalidJSONData, err)
 		}
 	}
-	var err error
+	return jd, nil
+}
+
+// settingsWithDefaults fills the text and switch settings, each from its
+// key or its default, and the Kubernetes access with its secure fields.
+func settingsWithDefaults(jd jsonData, promURL string, secure map[string]string) Settings {
+	sel := harvest.DefaultSelectors()
+	return Settings{
+		PrometheusURL:        strings.TrimSpace(promURL),
+		ResultsStore:         strings.TrimSpace(jd.ResultsStore),
+		Gates:                jd.Gates,
+		LadderProfile:        jd.LadderProfile,
+		Acks:                 jd.Acks,
+		DiscoverRuns:         jd.DiscoverRuns == nil || *jd.DiscoverRuns,
+		PreferStored:         jd.PreferStored == nil || *jd.PreferStored,
+		UserCountQuery:       orDefault(jd.UserCountQuery, runs.DefaultUserCountQuery),
+		WorkerPool:           orDefault(jd.WorkerPool, sel.WorkerPool),
+		WorkerNamespace:      orDefault(jd.WorkerNamespace, sel.WorkerNamespace),
+		WorkerContainer:      orDefault(jd.WorkerContainer, sel.WorkerContainer),
+		WorkerPodRegex:       orDefault(jd.WorkerPodRegex, sel.WorkerPodRegex),
+		AteletNamespace:      orDefault(jd.AteletNamespace, sel.AteletNamespace),
+		AteletContainer:      orDefault(jd.AteletContainer, sel.AteletContainer),
+		Kube:                 kubeSettings(jd, secure),
+		ExploreDatasourceUID: strings.TrimSpace(jd.ExploreDatasourceUID),
+	}
+}
+
+// kubeSettings is the Kubernetes access: its jsonData keys and the
+// kubeconfig, token and CA certificate from the secure settings.
+func kubeSettings(jd jsonData, secure map[string]string) Kube {
+	return Kube{
+		Access:     orDefault(jd.KubernetesAccess, cluster.ModeOff),
+		ConfigPath: strings.TrimSpace(jd.KubeconfigPath),
+		Context:    strings.TrimSpace(jd.KubeContext),
+		URL:        strings.TrimSpace(jd.KubernetesURL),
+		Kubeconfig: secure["kubeconfig"],
+		Token:      secure["kubernetesToken"],
+		CACert:     secure["kubernetesCACert"],
+	}
+}
+
+// validateURLs checks the Prometheus URL and, when set, the results store.
+func (s Settings) validateURLs() error {
+	if err := validatePrometheusURL(s.PrometheusURL); err != nil {
+		return err
+	}
+	if s.ResultsStore != "" {
+		return validateStoreURL(s.ResultsStore)
+	}
+	return nil
+}
+
+// applyNumbers reads the numeric settings in key order (the first invalid
+// one is the error), then applies the lower bounds.
+func (s *Settings) applyNumbers(jd jsonData) error {
+	var timeout, mc, ce, ms, ts, mr int64
 	nums := []struct {
 		name string
 		n    flexNumber
 		def  int64
 		dst  *int64
 	}{
-		{"runGapSeconds", jd.RunGapSeconds, runs.DefaultRunGap, &out.RunGapSeconds},
-		{"ateletLagSeconds", jd.AteletLagSeconds, harvest.DefaultLagS, &out.AteletLagSeconds},
-		{"liveFactsMaxAgeSeconds", jd.LiveFactsMaxAgeSeconds, DefaultLiveFactsMaxAgeSecs, &out.LiveFactsMaxAgeSeconds},
-		{"maxResponseBytes", jd.MaxResponseBytes, promql.DefaultMaxResponseBytes, &out.MaxResponseBytes},
-		{"maxRangeDays", jd.MaxRangeDays, DefaultMaxRangeDays, &out.MaxRangeDays},
+		{"runGapSeconds", jd.RunGapSeconds, runs.DefaultRunGap, &s.RunGapSeconds},
+		{"ateletLagSeconds", jd.AteletLagSeconds, harvest.DefaultLagS, &s.AteletLagSeconds},
+		{"liveFactsMaxAgeSeconds", jd.LiveFactsMaxAgeSeconds, DefaultLiveFactsMaxAgeSecs, &s.LiveFactsMaxAgeSeconds},
+		{"maxResponseBytes", jd.MaxResponseBytes, promql.DefaultMaxResponseBytes, &s.MaxResponseBytes},
+		{"maxRangeDays", jd.MaxRangeDays, DefaultMaxRangeDays, &s.MaxRangeDays},
+		{"timeoutSeconds", jd.TimeoutSeconds, 0, &timeout},
+		{"maxConcurrentQueries", jd.MaxConcurrentQueries, promql.DefaultMaxInFlight, &mc},
+		{"cacheEntries", jd.CacheEntries, DefaultCacheEntries, &ce},
+		{"maxSeries", jd.MaxSeries, DefaultMaxSeries, &ms},
+		{"topSeries", jd.TopSeries, DefaultTopSeries, &ts},
+		{"maxRunsPerQuery", jd.MaxRunsPerQuery, DefaultMaxRunsPerQuery, &mr},
+		// 0 keeps nothing (every query reads its runs again).
+		{"storedRunCacheMiB", jd.StoredRunCacheMiB, DefaultStoredRunCacheMiB, &s.StoredRunCacheMiB},
 	}
 	for _, n := range nums {
-		if *n.dst, err = n.n.int64Or(n.name, n.def); err != nil {
-			return Settings{}, err
+		v, err := n.n.int64Or(n.name, n.def)
+		if err != nil {
+			return err
 		}
+		*n.dst = v
 	}
-	timeout, err := jd.TimeoutSeconds.int64Or("timeoutSeconds", 0)
-	if err != nil {
-		return Settings{}, err
-	}
-	out.Timeout = time.Duration(timeout) * time.Second
-	mc, err := jd.MaxConcurrentQueries.int64Or("maxConcurrentQueries", promql.DefaultMaxInFlight)
-	if err != nil {
-		return Settings{}, err
-	}
-	ce, err := jd.CacheEntries.int64Or("cacheEntries", DefaultCacheEntries)
-	if err != nil {
-		return Settings{}, err
-	}
-	ms, err := jd.MaxSeries.int64Or("maxSeries", DefaultMaxSeries)
-	if err != nil {
-		return Settings{}, err
-	}
-	ts, err := jd.TopSeries.int64Or("topSeries", DefaultTopSeries)
-	if err != nil {
-		return Settings{}, err
-	}
-	mr, err := jd.MaxRunsPerQuery.int64Or("maxRunsPerQuery", DefaultMaxRunsPerQuery)
-	if err != nil {
-		return Settings{}, err
-	}
-	out.MaxRunsPerQuery = int(mr)
-	sc, err := jd.StoredRunCacheMiB.int64Or("storedRunCacheMiB", DefaultStoredRunCacheMiB)
-	if err != nil {
-		return Settings{}, err
-	}
-	// 0 keeps nothing (every query reads its runs again).
-	out.StoredRunCacheMiB = sc
-	out.MaxSeries, out.TopSeries = max(1, int(ms)), max(1, int(ts))
+	s.Timeout = time.Duration(timeout) * time.Second
+	s.MaxRunsPerQuery = int(mr)
+	s.MaxSeries, s.TopSeries = max(1, int(ms)), max(1, int(ts))
 	// 0 would deadlock the limiter; 0 cache entries means "no cache".
-	out.MaxConcurrentQueries, out.CacheEntries = max(1, int(mc)), int(ce)
-	// 0 would refuse every read: the defaults apply.
-	if out.MaxResponseBytes == 0 {
-		out.MaxResponseBytes = promql.DefaultMaxResponseBytes
+	s.MaxConcurrentQueries, s.CacheEntries = max(1, int(mc)), int(ce)
+	s.applyZeroDefaults()
+	return nil
+}
+
+// applyZeroDefaults replaces the limits where 0 would refuse every read.
+func (s *Settings) applyZeroDefaults() {
+	if s.MaxResponseBytes == 0 {
+		s.MaxResponseBytes = promql.DefaultMaxResponseBytes
 	}
-	if out.MaxRangeDays == 0 {
-		out.MaxRangeDays = DefaultMaxRangeDays
+	if s.MaxRangeDays == 0 {
+		s.MaxRangeDays = DefaultMaxRangeDays
 	}
-	if out.MaxRunsPerQuery == 0 {
-		out.MaxRunsPerQuery = DefaultMaxRunsPerQuery
+	if s.MaxRunsPerQuery == 0 {
+		s.MaxRunsPerQuery = DefaultMaxRunsPerQuery
 	}
-	if _, err := regexp.Compile(out.WorkerPodRegex); err != nil {
-		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidPodRegex, err)
+}
+
+// validate checks the settings parsed as text: the pod regex, the
+// Kubernetes access, the acks file and the Explore datasource uid.
+func (s Settings) validate() error {
+	if _, err := regexp.Compile(s.WorkerPodRegex); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidPodRegex, err)
 	}
-	if err := out.Kube.validate(); err != nil {
-		return Settings{}, err
+	if err := s.Kube.validate(); err != nil {
+		return err
 	}
-	if _, err := verdicts.ParseAcks([]byte(out.Acks)); err != nil {
-		return Settings{}, fmt.Errorf("%w: %v", ErrInvalidAcks, err)
+	if _, err := verdicts.ParseAcks([]byte(s.Acks)); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidAcks, err)
 	}
-	if u := out.ExploreDatasourceUID; u != "" && !grafanaUID.MatchString(u) {
-		return Settings{}, fmt.Errorf("%w: %q", ErrInvalidExploreUID, u)
+	if u := s.ExploreDatasourceUID; u != "" && !grafanaUID.MatchString(u) {
+		return fmt.Errorf("%w: %q", ErrInvalidExploreUID, u)
 	}
-	return out, nil
+	return nil
 }
 
 func (k Kube) validate() error {
