@@ -45,12 +45,9 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 		return errorResponse(badRequest("freshness reads stored runs: configure a results store"))
 	}
 	keys := splitKeys(m.Keys)
-	for _, k := range keys {
-		if k != freshHours && k != freshRuns {
-			return errorResponse(badRequest("keys: %q is not a key of freshness (%s, %s)", k, freshHours, freshRuns))
-		}
+	if err := checkFreshnessKeys(keys); err != nil {
+		return errorResponse(err)
 	}
-	want := func(k string) bool { return len(keys) == 0 || slices.Contains(keys, k) }
 	limit := d.settings.MaxRunsPerQuery
 	es, found, err := d.listStore(ctx, runs.ListOptions{TestName: m.TestName}, limit)
 	if err != nil {
@@ -61,14 +58,40 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 		notes = append(notes, note(fmt.Sprintf("only the newest %d of %d stored runs were read (maxRunsPerQuery): an older cohort may be missing", limit, found)))
 	}
 	now := d.now()
-	type group struct {
-		labels data.Labels
-		end    int64
-		ended  bool
-		recent int64
+	groups, left := d.freshnessGroups(ctx, es, now)
+	notes = append(notes, left...)
+	frame := data.NewFrame(QueryFreshness, freshnessFields(groups, keys, now)...)
+	frame.Meta = &data.FrameMeta{Type: data.FrameTypeNumericWide, TypeVersion: numericVersion}
+	setMeta(data.Frames{frame}, nil, noticesMeta(notes, nil))
+	return backend.DataResponse{Frames: data.Frames{frame}}
+}
+
+// checkFreshnessKeys refuses a key that is not one of the two numbers.
+func checkFreshnessKeys(keys []string) error {
+	for _, k := range keys {
+		if k != freshHours && k != freshRuns {
+			return badRequest("keys: %q is not a key of freshness (%s, %s)", k, freshHours, freshRuns)
+		}
 	}
-	var groups []*group
-	byID := map[string]*group{}
+	return nil
+}
+
+// freshGroup is one test name and cohort: the newest known end of its runs
+// and how many started in the window.
+type freshGroup struct {
+	labels data.Labels
+	end    int64
+	ended  bool
+	recent int64
+}
+
+// freshnessGroups groups the stored runs by test name and cohort, ordered
+// by test name, then labels. A run whose cohort cannot be read is left out
+// with a warning note.
+func (d *Datasource) freshnessGroups(ctx context.Context, es []runs.Entry, now time.Time) ([]*freshGroup, []runNote) {
+	var notes []runNote
+	var groups []*freshGroup
+	byID := map[string]*freshGroup{}
 	for _, e := range es {
 		text := func(string) (string, bool) { return "", false }
 		if e.Artifacts.StatsJSONL {
@@ -85,23 +108,35 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 		id := l.String()
 		g := byID[id]
 		if g == nil {
-			g = &group{labels: l}
+			g = &freshGroup{labels: l}
 			byID[id] = g
 			groups = append(groups, g)
 		}
-		if e.EndKnown && (!g.ended || e.End > g.end) {
-			g.end, g.ended = e.End, true
-		}
-		if start := time.Unix(e.Start, 0); !start.After(now) && now.Sub(start) <= freshWindow {
-			g.recent++
-		}
+		g.add(e, now)
 	}
-	slices.SortFunc(groups, func(a, b *group) int {
+	slices.SortFunc(groups, func(a, b *freshGroup) int {
 		if c := strings.Compare(a.labels[labelTestName], b.labels[labelTestName]); c != 0 {
 			return c
 		}
 		return strings.Compare(a.labels.String(), b.labels.String())
 	})
+	return groups, notes
+}
+
+// add counts one stored run into its group.
+func (g *freshGroup) add(e runs.Entry, now time.Time) {
+	if e.EndKnown && (!g.ended || e.End > g.end) {
+		g.end, g.ended = e.End, true
+	}
+	if start := time.Unix(e.Start, 0); !start.After(now) && now.Sub(start) <= freshWindow {
+		g.recent++
+	}
+}
+
+// freshnessFields is the two numbers of each group (those of keys, all when
+// keys is empty); hours is null when no run's end is known.
+func freshnessFields(groups []*freshGroup, keys []string, now time.Time) []*data.Field {
+	want := func(k string) bool { return len(keys) == 0 || slices.Contains(keys, k) }
 	var fields []*data.Field
 	for _, g := range groups {
 		var hours *float64
@@ -117,8 +152,5 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 			fields = append(fields, configured(data.NewField(freshRuns, g.labels, []*float64{&recent}), "", unitShort))
 		}
 	}
-	frame := data.NewFrame(QueryFreshness, fields...)
-	frame.Meta = &data.FrameMeta{Type: data.FrameTypeNumericWide, TypeVersion: numericVersion}
-	setMeta(data.Frames{frame}, nil, noticesMeta(notes, nil))
-	return backend.DataResponse{Frames: data.Frames{frame}}
+	return fields
 }
