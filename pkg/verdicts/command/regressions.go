@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -91,56 +92,44 @@ func Regressions(ctx context.Context, args []string, env Env) int {
 // empty).
 func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, env Env) int {
 	env.Stderr = cli.Text(env.Stderr)
-	fail := func(code int, err error) int {
-		fmt.Fprintf(env.Stderr, "density regressions: %v\n", err)
-		return code
-	}
-	switch {
-	case len(args) > 0:
-		return fail(cli.ExitUsage, fmt.Errorf("unexpected argument %q", args[0]))
-	case o.Store == "" || o.TestName == "":
-		return fail(cli.ExitUsage, fmt.Errorf("--store and --test-name are required"))
-	case o.Window < 2 || o.MinRuns < 1 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0 || o.FailRecent < 0:
-		return fail(cli.ExitUsage, fmt.Errorf("--window ≥ 2, --min-runs ≥ 1, 0 < --p-value ≤ 1, --min-change-pct ≥ 0, --fail-recent ≥ 0"))
-	}
-	since, err := model.ParseDuration(o.Since)
+	code, err := runRegressions(ctx, o, args, env)
 	if err != nil {
-		return fail(cli.ExitUsage, fmt.Errorf("--since: %v", err))
+		fmt.Fprintf(env.Stderr, "density regressions: %v\n", err)
 	}
-	now := time.Now
-	if env.Now != nil {
-		now = env.Now
+	return code
+}
+
+func runRegressions(ctx context.Context, o RegressionsOptions, args []string, env Env) (int, error) {
+	if err := o.check(args); err != nil {
+		return cli.ExitUsage, err
 	}
-	// The whole history is searched (a change needs the runs before it);
-	// --since only decides which regressions fail.
-	rule := verdicts.FailRule{Since: now().Add(-time.Duration(since)).Unix(), Recent: o.FailRecent}
+	rule, err := o.failRule(env.Now)
+	if err != nil {
+		return cli.ExitUsage, err
+	}
 	var acks []verdicts.Ack
 	if o.Acks != "" {
-		data, err := os.ReadFile(o.Acks)
-		if err != nil {
-			return fail(cli.ExitUsage, fmt.Errorf("--acks: %v", err))
-		}
-		if acks, err = verdicts.ParseAcks(data); err != nil {
-			return fail(cli.ExitUsage, err)
+		if acks, err = readAcksFile(o.Acks); err != nil {
+			return cli.ExitUsage, err
 		}
 	}
 	s, err := runs.OpenStore(ctx, o.Store)
 	if err != nil {
-		return fail(cli.ExitUsage, err)
+		return cli.ExitUsage, err
 	}
 	defer s.Close()
 	if o.Acks == "" {
 		data, err := s.ReadTestFile(ctx, o.TestName, "acks.yaml", maxAcksBytes)
 		if err != nil {
-			return fail(cli.ExitWrite, err)
+			return cli.ExitWrite, err
 		}
 		if acks, err = verdicts.ParseAcks(data); err != nil {
-			return fail(cli.ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err))
+			return cli.ExitUsage, fmt.Errorf("acks.yaml in the store: %w", err)
 		}
 	}
 	all, err := verdicts.LoadTest(ctx, s, o.TestName, 0)
 	if err != nil {
-		return fail(cli.ExitWrite, err)
+		return cli.ExitWrite, err
 	}
 	var ks []string
 	if o.Keys != "" {
@@ -148,41 +137,89 @@ func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, en
 	}
 	vo := verdicts.Options{Window: o.Window, PValue: o.PValue, MinRuns: o.MinRuns, MinChangePct: o.MinChangePct}
 	cps := verdicts.ChangePoints(verdicts.Cohorts(all, splitList(o.Cohort)), ks, vo, acks)
-	failing := verdicts.Failing(cps, rule)
+	if err := o.print(env.Stdout, len(all), cps); err != nil {
+		return cli.ExitWrite, err
+	}
+	if failing := verdicts.Failing(cps, rule); len(failing) > 0 {
+		o.printFailing(env.Stderr, failing)
+		return cli.ExitRegression, nil
+	}
+	return cli.ExitOK, nil
+}
+
+// check refuses arguments, missing required flags and out-of-range numbers.
+func (o RegressionsOptions) check(args []string) error {
+	switch {
+	case len(args) > 0:
+		return fmt.Errorf("unexpected argument %q", args[0])
+	case o.Store == "" || o.TestName == "":
+		return fmt.Errorf("--store and --test-name are required")
+	case o.Window < 2 || o.MinRuns < 1 || o.PValue <= 0 || o.PValue > 1 || o.MinChangePct < 0 || o.FailRecent < 0:
+		return fmt.Errorf("--window ≥ 2, --min-runs ≥ 1, 0 < --p-value ≤ 1, --min-change-pct ≥ 0, --fail-recent ≥ 0")
+	}
+	return nil
+}
+
+// failRule is the rule of exit 4: the whole history is searched (a change
+// needs the runs before it); --since only decides which regressions fail.
+func (o RegressionsOptions) failRule(clock func() time.Time) (verdicts.FailRule, error) {
+	since, err := model.ParseDuration(o.Since)
+	if err != nil {
+		return verdicts.FailRule{}, fmt.Errorf("--since: %v", err)
+	}
+	now := time.Now
+	if clock != nil {
+		now = clock
+	}
+	return verdicts.FailRule{Since: now().Add(-time.Duration(since)).Unix(), Recent: o.FailRecent}, nil
+}
+
+// readAcksFile reads the acknowledgements of --acks.
+func readAcksFile(path string) ([]verdicts.Ack, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--acks: %v", err)
+	}
+	return verdicts.ParseAcks(data)
+}
+
+// print writes the change points as JSON or as text lines.
+func (o RegressionsOptions) print(stdout io.Writer, nRuns int, cps []verdicts.ChangePoint) error {
 	if o.JSON {
 		data, err := json.MarshalIndent(struct {
 			TestName     string                 `json:"test_name"`
 			Runs         int                    `json:"runs"`
 			ChangePoints []verdicts.ChangePoint `json:"change_points"`
-		}{o.TestName, len(all), cps}, "", "  ")
+		}{o.TestName, nRuns, cps}, "", "  ")
 		if err != nil {
-			return fail(cli.ExitWrite, err)
+			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-	} else {
-		w := cli.Text(env.Stdout)
-		fmt.Fprintf(w, "%s: %d runs, %d change points\n", cli.Escape(o.TestName), len(all), len(cps))
-		for _, cp := range cps {
-			line := fmt.Sprintf("%s at run %s (%s..%s): mean %.4g -> %.4g, p=%.3g, cohort %q",
-				cli.Escape(cp.Title()), cli.Escape(cp.Run), cli.Escape(cp.PreviousTag), cli.Escape(cp.Tag), cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.Cohort)
-			if cp.Acknowledged {
-				line += ", acknowledged: " + cli.Escape(cp.AckReason)
-			}
-			fmt.Fprintln(w, line)
-		}
+		fmt.Fprintf(stdout, "%s\n", data)
+		return nil
 	}
-	if len(failing) > 0 {
-		within := "within " + o.Since
-		if o.FailRecent > 0 {
-			within += fmt.Sprintf(" at the newest %d runs", o.FailRecent)
+	w := cli.Text(stdout)
+	fmt.Fprintf(w, "%s: %d runs, %d change points\n", cli.Escape(o.TestName), nRuns, len(cps))
+	for _, cp := range cps {
+		line := fmt.Sprintf("%s at run %s (%s..%s): mean %.4g -> %.4g, p=%.3g, cohort %q",
+			cli.Escape(cp.Title()), cli.Escape(cp.Run), cli.Escape(cp.PreviousTag), cli.Escape(cp.Tag), cp.MeanBefore, cp.MeanAfter, cp.PValue, cp.Cohort)
+		if cp.Acknowledged {
+			line += ", acknowledged: " + cli.Escape(cp.AckReason)
 		}
-		fmt.Fprintf(env.Stderr, "density regressions: %d unacknowledged regression(s) %s (acknowledge in acks.yaml):\n", len(failing), within)
-		for _, cp := range failing {
-			fmt.Fprintf(env.Stderr, "  %s at run %s, cohort %q\n", cp.Title(), cp.Run, cp.Cohort)
-		}
-		return cli.ExitRegression
+		fmt.Fprintln(w, line)
 	}
-	return cli.ExitOK
+	return nil
+}
+
+// printFailing names the unacknowledged regressions that fail the command.
+func (o RegressionsOptions) printFailing(stderr io.Writer, failing []verdicts.ChangePoint) {
+	within := "within " + o.Since
+	if o.FailRecent > 0 {
+		within += fmt.Sprintf(" at the newest %d runs", o.FailRecent)
+	}
+	fmt.Fprintf(stderr, "density regressions: %d unacknowledged regression(s) %s (acknowledge in acks.yaml):\n", len(failing), within)
+	for _, cp := range failing {
+		fmt.Fprintf(stderr, "  %s at run %s, cohort %q\n", cp.Title(), cp.Run, cp.Cohort)
+	}
 }
 
 func splitList(s string) []string {
