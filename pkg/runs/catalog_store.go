@@ -493,8 +493,24 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 	if e, ok := s.cached(id); ok {
 		return e, nil
 	}
+	e, err := s.describeFiles(ctx, r)
+	if err != nil {
+		return Entry{}, err
+	}
+	finished := s.describeStatus(ctx, r, &e)
+	hist := s.describeHistory(ctx, r, &e)
+	rows, ended := s.describeWindow(ctx, r, &e, hist)
+	if finished || ended {
+		s.keepFinished(e, rows)
+	}
+	return e, nil
+}
+
+// describeFiles is a run's entry from its place in the store and its file
+// names, before any file is read.
+func (s *Store) describeFiles(ctx context.Context, r storedRun) (Entry, error) {
 	e := Entry{
-		Run: Run{ID: id, TestName: r.test, Tag: r.tag, Start: r.ts, End: r.ts,
+		Run: Run{ID: r.id(), TestName: r.test, Tag: r.tag, Start: r.ts, End: r.ts,
 			SteadyStart: r.ts, SteadyEnd: r.ts, StorePath: r.prefix},
 		Source: SourceStore,
 	}
@@ -508,34 +524,47 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 		names[i] = f.Name
 	}
 	e.Artifacts = ArtifactsFromNames(names)
-	problem := func(name string, err error) {
-		e.Problems = append(e.Problems, fmt.Sprintf("%s: %v", name, err))
-	}
+	return e, nil
+}
 
-	finished := false
-	if e.Artifacts.Status {
-		finished = true
-		st, err := withReader(ctx, s, r.prefix+FileStatus, func(rd io.Reader) (Status, error) { return ReadStatus(rd) })
-		if err != nil {
-			problem(FileStatus, err)
-		} else {
-			e.ExitCode = st.LocustExitCode
-		}
-	}
+// addProblem notes an artifact that could not be read.
+func (e *Entry) addProblem(name string, err error) {
+	e.Problems = append(e.Problems, fmt.Sprintf("%s: %v", name, err))
+}
 
-	var hist *History
-	if e.Artifacts.StatsHistory {
-		h, err := withReader(ctx, s, r.prefix+FileStatsHistory, func(rd io.Reader) (History, error) { return ReadHistory(rd) })
-		if err != nil {
-			problem(FileStatsHistory, err)
-		} else {
-			hist = &h
-		}
+// describeStatus reads status.json into e; a run with one has finished.
+func (s *Store) describeStatus(ctx context.Context, r storedRun, e *Entry) (finished bool) {
+	if !e.Artifacts.Status {
+		return false
 	}
+	st, err := withReader(ctx, s, r.prefix+FileStatus, func(rd io.Reader) (Status, error) { return ReadStatus(rd) })
+	if err != nil {
+		e.addProblem(FileStatus, err)
+	} else {
+		e.ExitCode = st.LocustExitCode
+	}
+	return true
+}
 
-	// The window (ResolveWindow, RuleStoredRun): server_summary.json
-	// metadata, else the last trial_summary row (stats.jsonl is read only
-	// then), else the last stats_history.csv timestamp.
+// describeHistory reads stats_history.csv (nil: absent or unreadable).
+func (s *Store) describeHistory(ctx context.Context, r storedRun, e *Entry) *History {
+	if !e.Artifacts.StatsHistory {
+		return nil
+	}
+	h, err := withReader(ctx, s, r.prefix+FileStatsHistory, func(rd io.Reader) (History, error) { return ReadHistory(rd) })
+	if err != nil {
+		e.addProblem(FileStatsHistory, err)
+		return nil
+	}
+	return &h
+}
+
+// describeWindow resolves the window (ResolveWindow, RuleStoredRun):
+// server_summary.json metadata, else the last trial_summary row (stats.jsonl
+// is read only then), else the last stats_history.csv timestamp. It returns
+// the rows of stats.jsonl when they were read and taken, and whether the
+// window came from an artifact the orchestrator uploads last.
+func (s *Store) describeWindow(ctx context.Context, r storedRun, e *Entry, hist *History) (*artifact.RunRows, bool) {
 	in := WindowInputs{Rule: RuleStoredRun, RunTS: r.ts, History: hist}
 	var summaryErr, trialErr error
 	if e.Artifacts.ServerSummary {
@@ -563,30 +592,31 @@ func (s *Store) describe(ctx context.Context, r storedRun) (Entry, error) {
 	w, _ := ResolveWindow(in) // RuleStoredRun describes every run
 	switch {
 	case summaryErr != nil:
-		problem(FileServerSummary, summaryErr)
+		e.addProblem(FileServerSummary, summaryErr)
 	case in.Summary != nil && w.EndFrom != FromSummary:
-		problem(FileServerSummary, errors.New("metadata lacks a usable end_ts/steady window"))
+		e.addProblem(FileServerSummary, errors.New("metadata lacks a usable end_ts/steady window"))
 	}
 	if trialErr != nil {
-		problem(FileStatsJSONL, trialErr)
-	}
-	if w.EndFrom == FromSummary || w.EndFrom == FromTrial {
-		finished = true // the orchestrator uploads these last
+		e.addProblem(FileStatsJSONL, trialErr)
 	}
 	e.End, e.EndKnown, e.WindowFrom = w.End, w.EndKnown, storedWindowFrom(w.EndFrom)
 	e.SteadyStart, e.SteadyEnd, e.SteadyFromSamples, e.SteadyWhy = w.Steady.Start, w.Steady.End, w.Steady.FromSamples, w.Steady.Why
 	e.PeakUsers = w.PeakUsers
-	if finished {
-		s.remember(e)
-		if rows != nil && e.RowKey == nil {
-			if s.rowsRead != nil {
-				s.rowsRead(e, *rows)
-			} else {
-				s.keepRead(id, *rows)
-			}
+	return rows, w.EndFrom == FromSummary || w.EndFrom == FromTrial
+}
+
+// keepFinished caches a finished run's description and hands on the rows
+// of stats.jsonl read for its window (a run with a row key is read by it
+// instead).
+func (s *Store) keepFinished(e Entry, rows *artifact.RunRows) {
+	s.remember(e)
+	if rows != nil && e.RowKey == nil {
+		if s.rowsRead != nil {
+			s.rowsRead(e, *rows)
+		} else {
+			s.keepRead(e.ID, *rows)
 		}
 	}
-	return e, nil
 }
 
 // trialRows are a stats.jsonl read once for both the trial window and the
