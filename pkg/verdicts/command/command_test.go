@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/cli"
 )
 
@@ -21,33 +22,15 @@ func testEnv() (Env, *bytes.Buffer, *bytes.Buffer) {
 	return Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}, &out, &errOut
 }
 
-// statsLine is a stats.jsonl row of this project's shape.
-func statsLine(ts, tag, metric string, kv ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `{"timestamp": %q, "tag": %q, "test_name": "nightly", "metric": %q, "measurements": {`, ts, tag, metric)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if kv[i+1] == "null" {
-			fmt.Fprintf(&b, "%q: null", kv[i])
-		} else {
-			fmt.Fprintf(&b, "%q: %q", kv[i], kv[i+1])
-		}
-	}
-	b.WriteString("}}\n")
-	return b.String()
-}
-
 func writeRun(t *testing.T, dir string, restore, checkpoint string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	data := `{"Type": "GET", "Name": "/", "locust_row": 1}` + "\n" +
-		statsLine("2026-12-01T10:00:00Z", "abc", "server_summary", "cluster_packing_p50", "0.72",
+		statstest.Line("2026-12-01T10:00:00Z", "abc", "server_summary", "cluster_packing_p50", "0.72",
 			"restore_p99_s", restore, "checkpoint_p99_s", checkpoint, "oom_events_pod", "0", "psi_cpu_stall_p50", "null") +
-		statsLine("2026-12-01T10:00:00Z", "abc", "trial_summary", "machine_type", "n2", "node_count", "3", "run_start", "1764583200")
+		statstest.Line("2026-12-01T10:00:00Z", "abc", "trial_summary", "machine_type", "n2", "node_count", "3", "run_start", "1764583200")
 	if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +194,10 @@ func writeStoreStep(t *testing.T, root string, n, at int, factor float64) []stri
 			restore *= factor
 		}
 		stamp := time.Unix(ts, 0).UTC().Format("2006-01-02T15:04:05Z")
-		data := statsLine(stamp, tag, "server_summary",
+		data := statstest.Line(stamp, tag, "server_summary",
 			"restore_p99_s", strconv.FormatFloat(restore, 'f', 4, 64),
 			"cluster_packing_p50", strconv.FormatFloat(0.9*(1+0.01*rng.NormFloat64()), 'f', 4, 64)) +
-			statsLine(stamp, tag, "trial_summary", "machine_type", "n2", "run_start", strconv.FormatInt(ts, 10))
+			statstest.Line(stamp, tag, "trial_summary", "machine_type", "n2", "run_start", strconv.FormatInt(ts, 10))
 		if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
