@@ -1,10 +1,17 @@
-// Package statstest writes stats.jsonl rows for tests of the readers of
-// stored runs.
+// Package statstest writes and reads stats.jsonl rows for tests of the
+// writers and readers of stored runs.
 package statstest
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/substrate/density/pkg/artifact"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // Line is one stats.jsonl row of test name nightly: kv are measurement
@@ -25,4 +32,40 @@ func Line(ts, tag, metric string, kv ...string) string {
 	}
 	b.WriteString("}}\n")
 	return b.String()
+}
+
+// ServerSummary is the first server_summary row of a run directory's
+// stats.jsonl as numbers (null stays nil; a value that is not a number is
+// left out): what `density export` wrote for the run.
+func ServerSummary(t testing.TB, dir string) map[string]*float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, runs.FileStatsJSONL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row struct {
+			Metric       string             `json:"metric"`
+			Measurements map[string]*string `json:"measurements"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		if row.Metric != artifact.MetricServerSummary {
+			continue
+		}
+		out := map[string]*float64{}
+		for k, v := range row.Measurements {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			if n, err := runs.ParsePyFloat(*v); err == nil {
+				out[k] = &n
+			}
+		}
+		return out
+	}
+	t.Fatalf("%s has no server_summary row", dir)
+	return nil
 }
