@@ -69,3 +69,26 @@ func ServerSummary(t testing.TB, dir string) map[string]*float64 {
 	t.Fatalf("%s has no server_summary row", dir)
 	return nil
 }
+
+// Rows are the rows of a stats.jsonl file; a line that is not a row fails
+// the test.
+func Rows(t testing.TB, path string) []artifact.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := artifact.ReadRows(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []artifact.Row
+	for _, l := range lines {
+		if l.Row == nil {
+			t.Fatalf("%s line %d: %v", path, l.Num, l.Err)
+		}
+		out = append(out, *l.Row)
+	}
+	return out
+}
