@@ -1,12 +1,11 @@
 package storetest
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/substrate/density/internal/statstest"
 )
 
 // TestBuild: every run of the store was exported (server_summary.json and
@@ -37,31 +36,11 @@ func TestBuild(t *testing.T) {
 
 func restoreP99(t *testing.T, dir string) float64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "stats.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	v := statstest.ServerSummary(t, dir)["restore_p99_s"]
+	if v == nil {
+		t.Fatalf("%s: restore_p99_s is null or missing", dir)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var row struct {
-			Metric       string             `json:"metric"`
-			Measurements map[string]*string `json:"measurements"`
-		}
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatal(err)
-		}
-		if row.Metric == "server_summary" {
-			if v := row.Measurements["restore_p99_s"]; v != nil {
-				f, err := strconv.ParseFloat(*v, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return f
-			}
-			t.Fatalf("%s: restore_p99_s is null: %s", dir, line)
-		}
-	}
-	t.Fatalf("%s: no server_summary row", dir)
-	return 0
+	return *v
 }
 
 func mean(xs []float64) float64 {

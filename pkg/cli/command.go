@@ -60,8 +60,9 @@ func WriteHelp(w io.Writer, use, long string, fs *pflag.FlagSet) {
 // FlagError words a flag parse error like the commands' other usage
 // errors ("unknown flag --fast").
 func FlagError(err error) error {
-	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: "); ok {
-		return fmt.Errorf("unknown flag %s", name)
+	// A long flag's NotExistError has no shorthand group.
+	if ne := (*pflag.NotExistError)(nil); errors.As(err, &ne) && ne.GetSpecifiedShortnames() == "" {
+		return fmt.Errorf("unknown flag --%s", ne.GetSpecifiedName())
 	}
 	return err
 }

@@ -188,8 +188,8 @@ func TestFromEnvMatchesFlags(t *testing.T) {
 	if _, err := FromEnv(dir, func(k string) string { return map[string]string{"ATELET_LAG_S": "soon"}[k] }); err == nil {
 		t.Error("ATELET_LAG_S=soon must be a usage error")
 	}
-	for _, kv := range EnvNames() {
-		if kv[1] != EnvName(strings.TrimPrefix(kv[0], "--")) {
+	for _, kv := range envNames() {
+		if kv[1] != cli.EnvName(strings.TrimPrefix(kv[0], "--")) {
 			t.Errorf("%v", kv)
 		}
 	}
@@ -614,7 +614,7 @@ func TestEveryFlagFromEnv(t *testing.T) {
 	storeOnly := map[string]string{"--store": "file://" + dir, "--run": "latest"}
 	vars, flags := map[string]string{}, []string{}
 	storeVars, storeFlags := map[string]string{}, []string{}
-	for _, kv := range EnvNames() {
+	for _, kv := range envNames() {
 		flagName, env := kv[0], kv[1]
 		if env != strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flagName, "--"), "-", "_")) {
 			t.Errorf("%s maps to %s, not its upper snake case", flagName, env)
@@ -1183,4 +1183,10 @@ func TestExportRefusesSymlinkedFiles(t *testing.T) {
 			t.Fatal("no rows written through the linked run directory")
 		}
 	})
+}
+
+// envNames lists every export flag with its environment variable.
+func envNames() [][2]string {
+	var o Options
+	return cli.EnvNames(flagSet(&o))
 }

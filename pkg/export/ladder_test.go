@@ -10,6 +10,7 @@ import (
 
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
 )
@@ -34,27 +35,6 @@ func ladderArgs(dir, url string, tr *simrun.Truth, extra ...string) []string {
 		"--test-name", tr.TestName, "--tag", tr.Tag, "--atelet-lag-s", itoa(tr.LagS), "--no-cluster-facts"}, extra...)
 }
 
-func jsonlRows(t *testing.T, path string) []artifact.Row {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := artifact.ReadRows(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []artifact.Row
-	for _, l := range lines {
-		if l.Row == nil {
-			t.Fatalf("line %d: %v", l.Num, l.Err)
-		}
-		out = append(out, *l.Row)
-	}
-	return out
-}
-
 func metrics(rows []artifact.Row) string {
 	var m []string
 	for _, r := range rows {
@@ -71,7 +51,7 @@ func TestExportLadder(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
 	want := "server_summary,trial_summary,ladder_step_001,ladder_step_002,ladder_step_004,ladder_summary"
-	rows := jsonlRows(t, jsonl)
+	rows := statstest.Rows(t, jsonl)
 	if metrics(rows) != want {
 		t.Fatalf("rows %s, want %s", metrics(rows), want)
 	}
@@ -105,7 +85,7 @@ func TestExportLadder(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace"), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
-	if got := metrics(jsonlRows(t, jsonl)); got != want {
+	if got := metrics(statstest.Rows(t, jsonl)); got != want {
 		t.Fatalf("after --replace: %s", got)
 	}
 	// --no-ladder --replace keeps the old ladder rows.
@@ -114,7 +94,7 @@ func TestExportLadder(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--replace", "--no-ladder"), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
-	after := jsonlRows(t, jsonl)
+	after := statstest.Rows(t, jsonl)
 	if metrics(after) != want || strings.Contains(e.out.String(), "ladder:") {
 		t.Fatalf("--no-ladder --replace: %s\n%s", metrics(after), e.out.String())
 	}
@@ -136,7 +116,7 @@ func TestExportLadderFailedRead(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(dir, promfake.FailingProxy(t, url, "pg_stat_activity_count"), tr), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
-	rows := jsonlRows(t, filepath.Join(dir, "stats.jsonl"))
+	rows := statstest.Rows(t, filepath.Join(dir, "stats.jsonl"))
 	if metrics(rows) != "server_summary,trial_summary" {
 		t.Fatalf("rows %s", metrics(rows))
 	}
@@ -146,7 +126,7 @@ func TestExportLadderFailedRead(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(okDir, url, tr), newEnv(nil, nil).Env); code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	okRows := jsonlRows(t, filepath.Join(okDir, "stats.jsonl"))
+	okRows := statstest.Rows(t, filepath.Join(okDir, "stats.jsonl"))
 	for i := range 2 {
 		a, _ := rows[i].MarshalLine()
 		b, _ := okRows[i].MarshalLine()
@@ -176,7 +156,7 @@ func TestExportLadderProfileFlag(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--ladder-profile", good), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, e.errOut.String())
 	}
-	rows := jsonlRows(t, filepath.Join(dir, "stats.jsonl"))
+	rows := statstest.Rows(t, filepath.Join(dir, "stats.jsonl"))
 	if len(rows) != 6 || len(rows[2].Measurements) != 8 || rows[2].Measurements[7].Key != "resume_rps" {
 		t.Fatalf("user profile rows %s %v", metrics(rows), rows[2].Measurements.Keys())
 	}
@@ -213,7 +193,7 @@ func TestExportLadderFromStore(t *testing.T) {
 	if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
-	rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
+	rows := statstest.Rows(t, filepath.Join(out, "stats.jsonl"))
 	if got := metrics(rows); !strings.HasSuffix(got, "ladder_step_001,ladder_step_002,ladder_step_004,ladder_summary") {
 		t.Fatalf("rows %s", got)
 	}
@@ -233,7 +213,7 @@ func TestExportLadderAfterPhases(t *testing.T) {
 	if code := Main(context.Background(), ladderArgs(dir, url, tr, "--phase-logs", filepath.Join(logs, simrun.PhaseLogDir)), e.Env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, e.out.String(), e.errOut.String())
 	}
-	got := metrics(jsonlRows(t, jsonl))
+	got := metrics(statstest.Rows(t, jsonl))
 	phaseAt, summaryAt, ladderAt := strings.Index(got, ",phase_"), strings.Index(got, "phase_breakdown_summary"), strings.Index(got, "ladder_step_001")
 	if phaseAt < 0 || summaryAt < 0 || ladderAt < summaryAt || !strings.HasSuffix(got, "ladder_step_004,ladder_summary") {
 		t.Errorf("rows %s: want server_summary, trial_summary, the phase rows, then the ladder rows", got)

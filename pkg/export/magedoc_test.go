@@ -19,7 +19,7 @@ func TestMageDocListsEveryFlag(t *testing.T) {
 		listed[m[1]] = m[2]
 	}
 	want := map[string]string{}
-	for _, kv := range EnvNames() {
+	for _, kv := range envNames() {
 		want[kv[0]] = kv[1]
 		if got, ok := listed[kv[0]]; !ok {
 			t.Errorf("docs/mage.md does not list %s (%s)", kv[0], kv[1])

@@ -251,15 +251,6 @@ func FromEnv(runDir string, getenv func(string) string) (Options, error) {
 	return o, o.Complete(fs, nil)
 }
 
-// EnvName maps a flag name to its mage environment variable.
-func EnvName(flagName string) string { return cli.EnvName(flagName) }
-
-// EnvNames lists every flag with its environment variable, for docs.
-func EnvNames() [][2]string {
-	var o Options
-	return cli.EnvNames(flagSet(&o))
-}
-
 // validate checks every input before anything is read or written.
 func (o *Options) validate() error {
 	switch {

@@ -21,7 +21,7 @@ func TestNegationFlags(t *testing.T) {
 	if err != nil || !o.Report || !o.NoWait || o.PhaseBreakdownSet {
 		t.Errorf("--no-report=false --no-wait: %+v, %v", o, err)
 	}
-	for _, kv := range EnvNames() {
+	for _, kv := range envNames() {
 		if strings.HasPrefix(kv[0], "--no-") && kv[0] != "--no-wait" {
 			t.Errorf("negation %s has an environment variable", kv[0])
 		}

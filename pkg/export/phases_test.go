@@ -14,6 +14,7 @@ import (
 	"github.com/substrate/density/internal/kubefake"
 	"github.com/substrate/density/internal/promfake"
 	"github.com/substrate/density/internal/simrun"
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
 )
@@ -201,7 +202,7 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		if code := Main(context.Background(), args, e.Env); code != cli.ExitOK {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
-		rows := jsonlRows(t, filepath.Join(out, "stats.jsonl"))
+		rows := statstest.Rows(t, filepath.Join(out, "stats.jsonl"))
 		if strings.Contains(metrics(rows), "trial_summary") {
 			t.Errorf("rows %s: trial_summary written for a run without stats", metrics(rows))
 		}

@@ -21,6 +21,17 @@ var psiResources = [3]struct{ Metric, Key string }{
 // and the output key prefix (a fresh slice each call).
 func PSIResources() []struct{ Metric, Key string } { return slices.Clone(psiResources[:]) }
 
+// PSIKey is the output key prefix of a resource named by its metric infix
+// ("memory" → "mem"); "" for an unknown resource.
+func PSIKey(metric string) string {
+	for _, r := range psiResources {
+		if r.Metric == metric {
+			return r.Key
+		}
+	}
+	return ""
+}
+
 // PSIResource is one resource of a PSI block.
 type PSIResource struct {
 	Summary percentile.Summary // <key>_stall_pct: every steady sample of every series, pooled

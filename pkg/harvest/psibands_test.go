@@ -296,3 +296,29 @@ func TestPSIBandsIndependent(t *testing.T) {
 		}
 	}
 }
+
+// A query names a resource by its metric infix; the block keys it by its
+// output prefix. Both reach the same resource.
+func TestPSIKey(t *testing.T) {
+	var b PSI
+	for _, c := range []struct {
+		metric, key string
+		want        *PSIResource
+	}{
+		{"cpu", "cpu", &b.CPU},
+		{"memory", "mem", &b.Mem},
+		{"io", "io", &b.IO},
+		{"mem", "", nil}, // the key is not a metric name
+		{"disk", "", nil},
+	} {
+		if got := PSIKey(c.metric); got != c.key {
+			t.Errorf("PSIKey(%q) = %q, want %q", c.metric, got, c.key)
+		}
+		if c.key == "" {
+			continue
+		}
+		if b.Resource(c.metric) != c.want || b.Resource(c.key) != c.want {
+			t.Errorf("Resource(%q) and Resource(%q) are not the same resource", c.metric, c.key)
+		}
+	}
+}

@@ -2,13 +2,14 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/substrate/density/pkg/harvest"
+	"github.com/substrate/density/pkg/promql"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -130,7 +131,14 @@ func readFailure(ns []harvest.Notice) (harvest.Notice, bool) {
 }
 
 // prometheusDown is the downstream error of a block whose every read
-// failed: the panel shows it instead of an empty graph.
+// failed: the panel shows it instead of an empty graph. It wraps the
+// notice's error (a *promql.QueryError for a failed query), whose host it
+// names; the settings' host stands in for an error without one.
 func (d *Datasource) prometheusDown(n harvest.Notice) error {
-	return withStatus(backend.StatusBadGateway, fmt.Errorf("Prometheus at %s: %s", URLHost(d.settings.PrometheusURL), strings.TrimPrefix(n.Reason, "null: ")))
+	host := URLHost(d.settings.PrometheusURL)
+	var qe *promql.QueryError
+	if errors.As(n.Err, &qe) && qe.Host != "" {
+		host = qe.Host
+	}
+	return withStatus(backend.StatusBadGateway, fmt.Errorf("Prometheus at %s: the read failed: %w", host, n.Err))
 }

@@ -41,10 +41,7 @@ func (d *Datasource) perRun(ctx context.Context, q backend.DataQuery, check func
 	if err := oneOf("align", &m.Align, alignAbsolute, alignAbsolute, alignElapsed); err != nil {
 		return errorResponse(err)
 	}
-	if err := d.needPrometheus(); err != nil {
-		return errorResponse(err)
-	}
-	entries, err := d.resolveRuns(ctx, m, q)
+	entries, err := d.promRuns(ctx, m, q)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -100,6 +97,15 @@ func shiftTimeSeries(frames []*data.Frame, shift int64) {
 			}
 		}
 	}
+}
+
+// promRuns resolves the query's runs of a handler that reads Prometheus:
+// a 400 when its client could not be built.
+func (d *Datasource) promRuns(ctx context.Context, m queryModel, q backend.DataQuery) ([]runs.Entry, error) {
+	if err := d.needPrometheus(); err != nil {
+		return nil, err
+	}
+	return d.resolveRuns(ctx, m, q)
 }
 
 // needPrometheus fails when the Prometheus client could not be built.

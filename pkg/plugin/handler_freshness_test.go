@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/dataplane/sdata/numeric"
-	"github.com/grafana/dataplane/sdata/reader"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
@@ -91,23 +89,7 @@ func freshnessTruth(t *testing.T, rs []demo.StoreRun, now time.Time) map[string]
 // sandbox class.
 func readFreshness(t *testing.T, r backend.DataResponse, testName string) map[string][2]float64 {
 	t.Helper()
-	if r.Error != nil {
-		t.Fatal(r.Error)
-	}
-	if kind, err := reader.CanReadBasedOnMeta(r.Frames); err != nil || kind != data.FrameTypeNumericWide {
-		t.Fatalf("dataplane reader: kind %q, err %v", kind, err)
-	}
-	if v := r.Frames[0].Meta.TypeVersion; v != (data.FrameTypeVersion{0, 1}) {
-		t.Fatalf("type version %v", v)
-	}
-	cr, err := numeric.CollectionReaderFromFrames(r.Frames)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cr.GetCollection(false)
-	if err != nil || c.Warning != nil {
-		t.Fatalf("numeric collection: %v (warning %v)", err, c.Warning)
-	}
+	c := numericCollection(t, r, data.FrameTypeNumericWide)
 	out := map[string][2]float64{}
 	for _, ref := range c.Refs {
 		l := ref.GetLabels()

@@ -18,11 +18,7 @@ import (
 // of failed gates for alert rules (numeric-wide), then the gate rows as a
 // table. With format numeric: gatesNumeric.
 func (d *Datasource) handleGates(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	opts, err := numericOpts(m)
+	m, opts, err := parseNumericQuery(q)
 	if err != nil {
 		return errorResponse(err)
 	}

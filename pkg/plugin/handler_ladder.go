@@ -31,13 +31,11 @@ const (
 // setting ladderProfile, else the built-in one. Any other run gets empty
 // frames with a notice saying why. With format numeric: ladderNumeric.
 func (d *Datasource) handleLadder(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
+	m, o, err := parseNumericQuery(q)
 	if err != nil {
 		return errorResponse(err)
 	}
-	if o, err := numericOpts(m); err != nil {
-		return errorResponse(err)
-	} else if o.numeric {
+	if o.numeric {
 		return d.ladderNumeric(ctx, q, m, o)
 	}
 	return d.perRun(ctx, q, nil, d.ladderFrames)

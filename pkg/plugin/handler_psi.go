@@ -13,9 +13,6 @@ import (
 	"github.com/substrate/density/pkg/runs"
 )
 
-// psiResourceKeys maps the query's resource to the block's output key.
-var psiResourceKeys = map[string]string{"cpu": "cpu", "memory": "mem", "io": "io"}
-
 // checkPSI defaults scope to node, resource to cpu and series to bands
 // beyond maxSeries.
 func checkPSI(m *queryModel) error {
@@ -47,7 +44,7 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 	if m.Scope == "pod" {
 		b = br.result.PodPSI
 	}
-	res := b.Resource(psiResourceKeys[m.Resource])
+	res := b.Resource(m.Resource)
 	name := frameName("psi "+m.Scope+" "+m.Resource, label)
 	if stored := d.storedPSI(ctx, e, m.Scope, m.Resource); br.fromStore && stored != nil && m.Series != "all" {
 		series := storedPSIFrame(stored, m.grid.step, name, byLabel, m.Resource+"_stall_pct", label)
@@ -63,7 +60,7 @@ func (d *Datasource) psiFrames(ctx context.Context, m queryModel, e runs.Entry, 
 	// Notices of the other two resources are noise here.
 	var notices []harvest.Notice
 	for _, n := range br.notices {
-		if n.Field == "" || n.Field == psiResourceKeys[m.Resource]+"_stall_pct" || n.Field == countName {
+		if n.Field == "" || n.Field == harvest.PSIKey(m.Resource)+"_stall_pct" || n.Field == countName {
 			notices = append(notices, n)
 		}
 	}

@@ -88,11 +88,7 @@ func (d *Datasource) storedServerRow(ctx context.Context, e runs.Entry) ([]artif
 // as its server_summary.json, which a single run's summary reads with the
 // notices of each block). With format numeric: summaryNumeric.
 func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext, q backend.DataQuery) backend.DataResponse {
-	m, err := parseQuery(q)
-	if err != nil {
-		return errorResponse(err)
-	}
-	opts, err := numericOpts(m)
+	_, opts, err := parseNumericQuery(q)
 	if err != nil {
 		return errorResponse(err)
 	}

@@ -65,6 +65,17 @@ func numericOpts(m queryModel) (numericOptions, error) {
 	return o, nil
 }
 
+// parseNumericQuery parses a summary, gates or ladder query with its
+// format options.
+func parseNumericQuery(q backend.DataQuery) (queryModel, numericOptions, error) {
+	m, err := parseQuery(q)
+	if err != nil {
+		return m, numericOptions{}, err
+	}
+	o, err := numericOpts(m)
+	return m, o, err
+}
+
 // splitKeys is the option keys: a list, each item possibly a
 // comma-separated string.
 func splitKeys(list []string) []string {
@@ -334,10 +345,7 @@ func ladderValues(steps, sum *data.Frame, base data.Labels, id string, start int
 // ladderNumeric is the numeric answer of `ladder`: per run, one frame per
 // (step, key) and per summary key (ladderValues).
 func (d *Datasource) ladderNumeric(ctx context.Context, q backend.DataQuery, m queryModel, o numericOptions) backend.DataResponse {
-	if err := d.needPrometheus(); err != nil {
-		return errorResponse(err)
-	}
-	entries, err := d.resolveRuns(ctx, m, q)
+	entries, err := d.promRuns(ctx, m, q)
 	if err != nil {
 		return errorResponse(err)
 	}

@@ -1,11 +1,8 @@
 package plugin
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/grafana/dataplane/sdata/numeric"
@@ -14,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/experimental"
 
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/internal/storetest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
@@ -33,21 +31,7 @@ type numericSeries struct {
 // one row, named like its frame.
 func readNumeric(t testing.TB, r backend.DataResponse) []numericSeries {
 	t.Helper()
-	if r.Error != nil {
-		t.Fatalf("query failed: %v (status %d)", r.Error, r.Status)
-	}
-	kind, err := reader.CanReadBasedOnMeta(r.Frames)
-	if err != nil || kind != data.FrameTypeNumericMulti {
-		t.Fatalf("dataplane reader: kind %q, err %v", kind, err)
-	}
-	cr, err := numeric.CollectionReaderFromFrames(r.Frames)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cr.GetCollection(false)
-	if err != nil || c.Warning != nil {
-		t.Fatalf("numeric collection: %v (warning %v)", err, c.Warning)
-	}
+	c := numericCollection(t, r, data.FrameTypeNumericMulti)
 	for _, f := range r.Frames {
 		if f.Meta == nil || f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != (data.FrameTypeVersion{0, 1}) {
 			t.Fatalf("frame %q meta %+v, want numeric-multi 0.1", f.Name, f.Meta)
@@ -76,6 +60,32 @@ func readNumeric(t testing.TB, r backend.DataResponse) []numericSeries {
 	return out
 }
 
+// numericCollection reads a response with Grafana's dataplane readers: no
+// error, the first frame of kind want at type version 0.1, and a numeric
+// collection without a warning.
+func numericCollection(t testing.TB, r backend.DataResponse, want data.FrameType) numeric.Collection {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("query failed: %v (status %d)", r.Error, r.Status)
+	}
+	kind, err := reader.CanReadBasedOnMeta(r.Frames)
+	if err != nil || kind != want {
+		t.Fatalf("dataplane reader: kind %q, err %v; want %q", kind, err, want)
+	}
+	if v := r.Frames[0].Meta.TypeVersion; v != (data.FrameTypeVersion{0, 1}) {
+		t.Fatalf("type version %v, want 0.1", v)
+	}
+	cr, err := numeric.CollectionReaderFromFrames(r.Frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cr.GetCollection(false)
+	if err != nil || c.Warning != nil {
+		t.Fatalf("numeric collection: %v (warning %v)", err, c.Warning)
+	}
+	return c
+}
+
 // byKey indexes series by their key label.
 func byKey(ss []numericSeries) map[string]numericSeries {
 	out := map[string]numericSeries{}
@@ -83,41 +93,6 @@ func byKey(ss []numericSeries) map[string]numericSeries {
 		out[s.labels[labelKey]] = s
 	}
 	return out
-}
-
-// storedServerRow is a run directory's stats.jsonl server_summary row as
-// numbers: what `density export` wrote for the run.
-func storedServerRow(t testing.TB, dir string) map[string]*float64 {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, runs.FileStatsJSONL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var row struct {
-			Metric       string             `json:"metric"`
-			Measurements map[string]*string `json:"measurements"`
-		}
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatal(err)
-		}
-		if row.Metric != artifact.MetricServerSummary {
-			continue
-		}
-		out := map[string]*float64{}
-		for k, v := range row.Measurements {
-			if v == nil {
-				out[k] = nil
-				continue
-			}
-			if n, err := runs.ParsePyFloat(*v); err == nil {
-				out[k] = &n
-			}
-		}
-		return out
-	}
-	t.Fatalf("%s has no server_summary row", dir)
-	return nil
 }
 
 // The numeric summary of the steady run over gRPC: one numeric-multi frame
@@ -203,7 +178,7 @@ func TestNumericOverStoredHistory(t *testing.T) {
 	from, to := first.Start-day, last.Start+day
 
 	for _, r := range []storetest.Run{first, last} {
-		stored := storedServerRow(t, r.Dir)
+		stored := statstest.ServerSummary(t, r.Dir)
 		ss := readNumeric(t, e.query(t, c, q("A", from, to, map[string]any{"queryType": "gates", "run": r.ID, "format": "numeric"}))["A"])
 		bounds := map[string]func(float64) bool{
 			"restore_p99_s":       func(v float64) bool { return v <= 0.8 },
@@ -249,8 +224,8 @@ func TestNumericOverStoredHistory(t *testing.T) {
 
 	rr := e.query(t, c, q("A", from, to, map[string]any{"queryType": "summary", "format": "numeric", "testName": st.TestName, "keys": "restore_p99_s"}))["A"]
 	newest := readNumeric(t, rr)
-	if len(newest) != 1 || !eqPtr(newest[0].value, storedServerRow(t, last.Dir)["restore_p99_s"]) {
-		t.Fatalf("summary over the range: %+v, want the newest run's restore_p99_s %s", newest, fmtPtr(storedServerRow(t, last.Dir)["restore_p99_s"]))
+	if len(newest) != 1 || !eqPtr(newest[0].value, statstest.ServerSummary(t, last.Dir)["restore_p99_s"]) {
+		t.Fatalf("summary over the range: %+v, want the newest run's restore_p99_s %s", newest, fmtPtr(statstest.ServerSummary(t, last.Dir)["restore_p99_s"]))
 	}
 	if !hasNotice(rr.Frames[0], "older runs with the same labels left out (19:") {
 		t.Errorf("no notice naming the runs left out: %s", noticeTexts(rr))
@@ -265,7 +240,7 @@ func TestNumericOverStoredHistory(t *testing.T) {
 		if i < 0 || s.labels[labelTag] != st.Runs[i].Tag {
 			t.Fatalf("series labels %s name no run of the store", s.labels)
 		}
-		if want := storedServerRow(t, st.Runs[i].Dir)["restore_p99_s"]; !eqPtr(s.value, want) {
+		if want := statstest.ServerSummary(t, st.Runs[i].Dir)["restore_p99_s"]; !eqPtr(s.value, want) {
 			t.Errorf("run %s restore_p99_s %s, stored %s", st.Runs[i].ID, fmtPtr(s.value), fmtPtr(want))
 		}
 	}

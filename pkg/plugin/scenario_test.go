@@ -98,7 +98,7 @@ func TestQueryTypesMatchHarvest(t *testing.T) {
 						if scope == "pod" {
 							b, countKey, by = want.PodPSI, "pods", "pod"
 						}
-						wr := b.Resource(psiResourceKeys[res])
+						wr := b.Resource(res)
 						s := r.Frames[0]
 						if len(s.Fields)-1 != len(wr.Series) {
 							t.Fatalf("%d series fields, want %d", len(s.Fields)-1, len(wr.Series))

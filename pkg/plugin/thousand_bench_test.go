@@ -119,8 +119,8 @@ func benchThousand(b *testing.B, m *storetest.Many, now time.Time) {
 	}
 	cli := func(b *testing.B, _ *env) answer {
 		var out, errOut bytes.Buffer
-		code := command.Regressions(context.Background(), []string{"--store", m.URL, "--test-name", m.TestName, "--json"},
-			command.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		env := command.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+		code := command.RegressionsCommand(env).Main(context.Background(), []string{"--store", m.URL, "--test-name", m.TestName, "--json"}, env.Stdout, env.Stderr)
 		if code != 0 && code != 4 {
 			b.Fatalf("density regressions: exit %d: %s", code, errOut.String())
 		}

@@ -40,7 +40,7 @@ func cliChangePoints(t *testing.T, st *storetest.Store, extra ...string) []verdi
 	t.Helper()
 	var out, errOut bytes.Buffer
 	args := append([]string{"--store", st.URL, "--test-name", st.TestName, "--json"}, extra...)
-	if code := command.Regressions(context.Background(), args, command.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}); code != 0 {
+	if code := command.RegressionsCommand(command.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}).Main(context.Background(), args, &out, &errOut); code != 0 {
 		t.Fatalf("density regressions: exit %d: %s", code, errOut.String())
 	}
 	var got struct {

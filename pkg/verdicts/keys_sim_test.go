@@ -1,12 +1,12 @@
 package verdicts_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/internal/storetest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/frontier"
@@ -23,29 +23,20 @@ func TestKnownKeysAreTheExportsKeys(t *testing.T) {
 		t.Skip("simulates, backfills and exports a run")
 	}
 	st := storetest.Build(t, storetest.Options{Runs: 1})
-	f, err := os.Open(filepath.Join(st.Runs[0].Dir, "stats.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lines, err := artifact.ReadRows(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
 	var written []string
-	for _, l := range lines {
-		if l.Row == nil || (l.Row.Metric != artifact.MetricServerSummary && l.Row.Metric != artifact.MetricTrialSummary) {
+	for _, row := range statstest.Rows(t, filepath.Join(st.Runs[0].Dir, "stats.jsonl")) {
+		if row.Metric != artifact.MetricServerSummary && row.Metric != artifact.MetricTrialSummary {
 			continue
 		}
-		seen[l.Row.Metric] = true
-		for _, fd := range l.Row.Measurements {
+		seen[row.Metric] = true
+		for _, fd := range row.Measurements {
 			k := fd.Key
 			if strings.HasPrefix(k, "metadata_") {
 				continue
 			}
 			if !verdicts.Known(k) {
-				t.Errorf("%s key %s is not known to the gates", l.Row.Metric, k)
+				t.Errorf("%s key %s is not known to the gates", row.Metric, k)
 			}
 			if strings.HasSuffix(k, "_failure_ratio") && k != frontier.RatioKey(frontier.AggregateName) {
 				continue // a per-operation ratio: a pattern, not a registry entry

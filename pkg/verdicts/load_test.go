@@ -9,26 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/runs"
 )
-
-// statsLine is one stats.jsonl row of test nightly; a value "null" is null.
-func statsLine(ts, tag, metric string, kv ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `{"timestamp": %q, "tag": %q, "test_name": "nightly", "metric": %q, "measurements": {`, ts, tag, metric)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if kv[i+1] == "null" {
-			fmt.Fprintf(&b, "%q: null", kv[i])
-		} else {
-			fmt.Fprintf(&b, "%q: %q", kv[i], kv[i+1])
-		}
-	}
-	b.WriteString("}}\n")
-	return b.String()
-}
 
 // A run directory's run is the one its server_summary.json recorded, else
 // the one of its last server_summary row: another run's rows appended to
@@ -37,13 +20,13 @@ func statsLine(ts, tag, metric string, kv ...string) string {
 func TestLoadDirTakesTheRunsRows(t *testing.T) {
 	dir := t.TempDir()
 	const ts, other = "2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z"
-	data := statsLine(ts, "abc", "server_summary", "restore_p99_s", "1.0") +
-		statsLine(ts, "abc", "phase_a", "p95_ms", "10") + statsLine(ts, "abc", "phase_old", "p95_ms", "11") +
-		statsLine(ts, "abc", "phase_breakdown_summary", "records", "2") +
-		statsLine(ts, "abc", "server_summary", "restore_p99_s", "2.0") +
-		statsLine(ts, "abc", "phase_a", "p95_ms", "20") + statsLine(ts, "abc", "phase_breakdown_summary", "records", "1") +
-		statsLine(other, "abc", "server_summary", "restore_p99_s", "9.0") +
-		statsLine(other, "abc", "phase_a", "p95_ms", "90")
+	data := statstest.Line(ts, "abc", "server_summary", "restore_p99_s", "1.0") +
+		statstest.Line(ts, "abc", "phase_a", "p95_ms", "10") + statstest.Line(ts, "abc", "phase_old", "p95_ms", "11") +
+		statstest.Line(ts, "abc", "phase_breakdown_summary", "records", "2") +
+		statstest.Line(ts, "abc", "server_summary", "restore_p99_s", "2.0") +
+		statstest.Line(ts, "abc", "phase_a", "p95_ms", "20") + statstest.Line(ts, "abc", "phase_breakdown_summary", "records", "1") +
+		statstest.Line(other, "abc", "server_summary", "restore_p99_s", "9.0") +
+		statstest.Line(other, "abc", "phase_a", "p95_ms", "90")
 	if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +68,8 @@ func TestLoadInputErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		stamp := fmt.Sprintf("2026-12-0%dT10:00:00Z", 1+i)
-		data := statsLine(stamp, tag, "server_summary", "restore_p99_s", "4.0") +
-			statsLine(stamp, tag, "trial_summary", "machine_type", machine, "run_start", fmt.Sprint(ts))
+		data := statstest.Line(stamp, tag, "server_summary", "restore_p99_s", "4.0") +
+			statstest.Line(stamp, tag, "trial_summary", "machine_type", machine, "run_start", fmt.Sprint(ts))
 		if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}

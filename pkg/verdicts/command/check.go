@@ -249,8 +249,3 @@ error, 3 a gate failed.`,
 		},
 	}
 }
-
-// Check is `density check [flags]` on plain arguments.
-func Check(ctx context.Context, args []string, env Env) int {
-	return CheckCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
-}

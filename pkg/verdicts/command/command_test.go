@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/cli"
 )
 
@@ -21,33 +22,15 @@ func testEnv() (Env, *bytes.Buffer, *bytes.Buffer) {
 	return Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}, &out, &errOut
 }
 
-// statsLine is a stats.jsonl row of this project's shape.
-func statsLine(ts, tag, metric string, kv ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `{"timestamp": %q, "tag": %q, "test_name": "nightly", "metric": %q, "measurements": {`, ts, tag, metric)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if kv[i+1] == "null" {
-			fmt.Fprintf(&b, "%q: null", kv[i])
-		} else {
-			fmt.Fprintf(&b, "%q: %q", kv[i], kv[i+1])
-		}
-	}
-	b.WriteString("}}\n")
-	return b.String()
-}
-
 func writeRun(t *testing.T, dir string, restore, checkpoint string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	data := `{"Type": "GET", "Name": "/", "locust_row": 1}` + "\n" +
-		statsLine("2026-12-01T10:00:00Z", "abc", "server_summary", "cluster_packing_p50", "0.72",
+		statstest.Line("2026-12-01T10:00:00Z", "abc", "server_summary", "cluster_packing_p50", "0.72",
 			"restore_p99_s", restore, "checkpoint_p99_s", checkpoint, "oom_events_pod", "0", "psi_cpu_stall_p50", "null") +
-		statsLine("2026-12-01T10:00:00Z", "abc", "trial_summary", "machine_type", "n2", "node_count", "3", "run_start", "1764583200")
+		statstest.Line("2026-12-01T10:00:00Z", "abc", "trial_summary", "machine_type", "n2", "node_count", "3", "run_start", "1764583200")
 	if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +63,7 @@ func TestCheck(t *testing.T) {
 	junitPath := filepath.Join(tmp, "gates.xml")
 	env, out, errOut := testEnv()
 	args := []string{"--gates", gates, "--run-dir", runDir, "--baseline", baseDir, "--junit", junitPath}
-	if code := Check(ctx, args, env); code != cli.ExitGateFailed {
+	if code := check(ctx, args, env); code != cli.ExitGateFailed {
 		t.Fatalf("exit %d, want 3; stderr %s", code, errOut)
 	}
 	t.Logf("density check output:\n%s", out)
@@ -90,7 +73,7 @@ func TestCheck(t *testing.T) {
 	}
 	// Again: the gate family is replaced, not appended.
 	env, _, _ = testEnv()
-	Check(ctx, args, env)
+	check(ctx, args, env)
 	again, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
 	if !bytes.Equal(data, again) {
 		t.Errorf("second check changed stats.jsonl:\n%s", again)
@@ -135,7 +118,7 @@ print(s.name, s.tests, s.failures, len(list(s)))
 			a = append(a, c.args...)
 		}
 		env, _, errOut := testEnv()
-		if code := Check(ctx, a, env); code != cli.ExitUsage {
+		if code := check(ctx, a, env); code != cli.ExitUsage {
 			t.Errorf("%s: exit %d, want 2 (%s)", name, code, errOut)
 		}
 		now, _ := os.ReadFile(filepath.Join(runDir, "stats.jsonl"))
@@ -154,7 +137,7 @@ func TestCompareMarkdown(t *testing.T) {
 	writeRun(t, a, "4.0", "2.0")
 	writeRun(t, b, "5.2", "1.96")
 	env, out, errOut := testEnv()
-	if code := Compare(context.Background(), []string{a, b}, env); code != 0 {
+	if code := compare(context.Background(), []string{a, b}, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	t.Logf("density compare:\n%s", out)
@@ -162,7 +145,7 @@ func TestCompareMarkdown(t *testing.T) {
 		t.Errorf("markdown does not start with %q or lists same keys without --all", want)
 	}
 	env, out, errOut = testEnv()
-	if code := Compare(context.Background(), []string{"--all", a, b}, env); code != 0 {
+	if code := compare(context.Background(), []string{"--all", a, b}, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"| `restore_p99_s` | 4.0 | 5.2 | 1.2", "| **worse** |", "| `checkpoint_p99_s` | 2.0 | 1.96 |", "| same |", "| `node_count` | 3 | 3 | 0 |"} {
@@ -171,7 +154,7 @@ func TestCompareMarkdown(t *testing.T) {
 		}
 	}
 	env, out, _ = testEnv()
-	if code := Compare(context.Background(), []string{"--format", "json", a, b}, env); code != 0 || !strings.Contains(out.String(), `"verdict": "worse"`) {
+	if code := compare(context.Background(), []string{"--format", "json", a, b}, env); code != 0 || !strings.Contains(out.String(), `"verdict": "worse"`) {
 		t.Errorf("json compare: %d %s", code, out)
 	}
 }
@@ -211,10 +194,10 @@ func writeStoreStep(t *testing.T, root string, n, at int, factor float64) []stri
 			restore *= factor
 		}
 		stamp := time.Unix(ts, 0).UTC().Format("2006-01-02T15:04:05Z")
-		data := statsLine(stamp, tag, "server_summary",
+		data := statstest.Line(stamp, tag, "server_summary",
 			"restore_p99_s", strconv.FormatFloat(restore, 'f', 4, 64),
 			"cluster_packing_p50", strconv.FormatFloat(0.9*(1+0.01*rng.NormFloat64()), 'f', 4, 64)) +
-			statsLine(stamp, tag, "trial_summary", "machine_type", "n2", "run_start", strconv.FormatInt(ts, 10))
+			statstest.Line(stamp, tag, "trial_summary", "machine_type", "n2", "run_start", strconv.FormatInt(ts, 10))
 		if err := os.WriteFile(filepath.Join(dir, "stats.jsonl"), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +213,7 @@ func TestRegressionsStore(t *testing.T) {
 	url := "file://" + root
 	env, out, errOut := testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != cli.ExitRegression {
+	if code := regressions(ctx, []string{"--store", url, "--test-name", "nightly"}, env); code != cli.ExitRegression {
 		t.Fatalf("a regression 8 runs old within 30d: exit %d, want 4: %s %s", code, out, errOut)
 	}
 	t.Logf("density regressions:\n%s%s", out, errOut)
@@ -245,7 +228,7 @@ func TestRegressionsStore(t *testing.T) {
 	}{{[]string{"--fail-recent", "3"}, dayAfter(20)}, {[]string{"--since", "7d"}, dayAfter(20)}, {nil, dayAfter(20 + 30)}} {
 		env, out, errOut := testEnv()
 		env.Now = c.now
-		if code := Regressions(ctx, append([]string{"--store", url, "--test-name", "nightly"}, c.args...), env); code != cli.ExitOK {
+		if code := regressions(ctx, append([]string{"--store", url, "--test-name", "nightly"}, c.args...), env); code != cli.ExitOK {
 			t.Errorf("%v, %s: exit %d, want 0: %s", c.args, c.now().UTC().Format(time.DateOnly), code, errOut)
 		}
 		if !strings.Contains(out.String(), "(c11..c12)") {
@@ -257,7 +240,7 @@ func TestRegressionsStore(t *testing.T) {
 	ids := writeStore(t, root2, 20, 17)
 	env, out, _ = testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitRegression {
+	if code := regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitRegression {
 		t.Fatalf("recent regression: exit %d\n%s", code, out)
 	}
 	ack := fmt.Sprintf("- {key: restore_p99_s, run: %q, reason: slower restores expected}\n", ids[18])
@@ -266,14 +249,14 @@ func TestRegressionsStore(t *testing.T) {
 	}
 	env, out, _ = testEnv()
 	env.Now = dayAfter(20)
-	if code := Regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
+	if code := regressions(ctx, []string{"--store", "file://" + root2, "--test-name", "nightly"}, env); code != cli.ExitOK || !strings.Contains(out.String(), "acknowledged: slower restores expected") {
 		t.Errorf("acked: exit %d\n%s", code, out)
 	}
 	// compare of runs 11 and 12 by store id flags restore_p99_s worse.
 	root3 := t.TempDir()
 	ids = writeStore(t, root3, 20, 12)
 	env, out, errOut = testEnv()
-	if code := Compare(ctx, []string{"--store", "file://" + root3, ids[11], ids[12]}, env); code != 0 || !strings.Contains(out.String(), "| `restore_p99_s` |") || !strings.Contains(out.String(), "**worse**") {
+	if code := compare(ctx, []string{"--store", "file://" + root3, ids[11], ids[12]}, env); code != 0 || !strings.Contains(out.String(), "| `restore_p99_s` |") || !strings.Contains(out.String(), "**worse**") {
 		t.Errorf("compare 11 vs 12: %d %s %s", code, out, errOut)
 	}
 	t.Logf("density compare --store of runs 11 and 12:\n%s", out)
@@ -288,7 +271,7 @@ func TestRegressionsKeptUntilAcknowledged(t *testing.T) {
 	run := func(extra ...string) (int, string) {
 		env, out, errOut := testEnv()
 		env.Now = dayAfter(30)
-		code := Regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, extra...), env)
+		code := regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, extra...), env)
 		return code, out.String() + errOut.String()
 	}
 	code, out := run()
@@ -344,7 +327,7 @@ func TestRegressionsExitCodes(t *testing.T) {
 		writeStoreStep(t, root, c.n, c.at, 1.5)
 		env, out, errOut := testEnv()
 		env.Now = dayAfter(c.n)
-		code := Regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, c.args...), env)
+		code := regressions(ctx, append([]string{"--store", "file://" + root, "--test-name", "nightly"}, c.args...), env)
 		t.Logf("+50 %% at run %d of %d %v: exit %d", c.at, c.n, c.args, code)
 		if code != c.want {
 			t.Errorf("+50 %% at run %d of %d %v: exit %d, want %d\n%s%s", c.at, c.n, c.args, code, c.want, out, errOut)
@@ -396,12 +379,12 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 		want int
 	}{
 		{"check --run-dir", func(e Env) int {
-			return Check(ctx, []string{"--gates", gates, "--run-dir", linked, "--baseline", plain}, e)
+			return check(ctx, []string{"--gates", gates, "--run-dir", linked, "--baseline", plain}, e)
 		}, cli.ExitWrite},
 		{"check --baseline", func(e Env) int {
-			return Check(ctx, []string{"--gates", gates, "--run-dir", plain, "--baseline", linked}, e)
+			return check(ctx, []string{"--gates", gates, "--run-dir", plain, "--baseline", linked}, e)
 		}, cli.ExitUsage},
-		{"compare", func(e Env) int { return Compare(ctx, []string{linked, plain}, e) }, cli.ExitUsage},
+		{"compare", func(e Env) int { return compare(ctx, []string{linked, plain}, e) }, cli.ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plainBefore, _ := os.ReadFile(filepath.Join(plain, "stats.jsonl"))
@@ -429,7 +412,7 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		env, _, errOut := testEnv()
-		if code := Check(ctx, []string{"--gates", gates, "--run-dir", dirLink, "--baseline", plain}, env); code != cli.ExitGateFailed {
+		if code := check(ctx, []string{"--gates", gates, "--run-dir", dirLink, "--baseline", plain}, env); code != cli.ExitGateFailed {
 			t.Fatalf("exit %d, want 3 (a gate fails); stderr %s", code, errOut)
 		}
 		data, _ := os.ReadFile(filepath.Join(other, "stats.jsonl"))
@@ -437,4 +420,17 @@ func TestSymlinkedStatsRefused(t *testing.T) {
 			t.Errorf("%d gate rows through the linked directory, want 6", n)
 		}
 	})
+}
+
+// check, compare and regressions run a command on plain arguments.
+func check(ctx context.Context, args []string, env Env) int {
+	return CheckCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
+}
+
+func compare(ctx context.Context, args []string, env Env) int {
+	return CompareCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
+}
+
+func regressions(ctx context.Context, args []string, env Env) int {
+	return RegressionsCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
 }

@@ -52,11 +52,6 @@ out and the last line says how many. --json prints every key.`,
 	}
 }
 
-// Compare is `density compare` on plain arguments.
-func Compare(ctx context.Context, args []string, env Env) int {
-	return CompareCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
-}
-
 // RunCompare compares the two runs named by args.
 func RunCompare(ctx context.Context, o CompareOptions, args []string, env Env) int {
 	env.Stderr = cli.Text(env.Stderr)

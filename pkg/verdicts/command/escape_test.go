@@ -32,7 +32,7 @@ func TestCompareEscapesControls(t *testing.T) {
 	}
 	env, out, errOut := testEnv()
 	// --all: the rows are the same in both runs, and the key must show.
-	if code := Compare(context.Background(), []string{"--all", a, b}, env); code != 0 {
+	if code := compare(context.Background(), []string{"--all", a, b}, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	md := out.String()
@@ -45,7 +45,7 @@ func TestCompareEscapesControls(t *testing.T) {
 		}
 	}
 	env, out, _ = testEnv()
-	if code := Compare(context.Background(), []string{"--json", a, b}, env); code != 0 {
+	if code := compare(context.Background(), []string{"--json", a, b}, env); code != 0 {
 		t.Fatalf("json exit %d", code)
 	}
 	var doc struct {
@@ -70,19 +70,19 @@ func TestRegressionsEscapesControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, out, errOut := testEnv()
-	if code := Regressions(ctx, []string{"--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK {
+	if code := regressions(ctx, []string{"--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	if strings.Contains(out.String(), "\x1b") || !strings.Contains(out.String(), `acknowledged: slow\x1b[31m on purpose`) {
 		t.Errorf("regressions:\n%q", out)
 	}
 	env, out, _ = testEnv()
-	if code := Regressions(ctx, []string{"--json", "--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK ||
+	if code := regressions(ctx, []string{"--json", "--store", "file://" + root, "--test-name", "nightly"}, env); code != cli.ExitOK ||
 		!strings.Contains(out.String(), `slow\u001b[31m on purpose`) {
 		t.Errorf("--json: exit %d\n%s", code, out)
 	}
 	env, out, errOut = testEnv()
-	Regressions(ctx, []string{"--store", "file://" + root, "--test-name", "t\x1b[31mx"}, env)
+	regressions(ctx, []string{"--store", "file://" + root, "--test-name", "t\x1b[31mx"}, env)
 	all := out.String() + errOut.String()
 	if strings.Contains(all, "\x1b") || !strings.Contains(all, `t\x1b[31mx`) {
 		t.Errorf("--test-name with ESC: stdout %q stderr %q", out, errOut)

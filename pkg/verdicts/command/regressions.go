@@ -83,11 +83,6 @@ out. --fail-recent N narrows that to the newest N runs of its cohort.`,
 	}
 }
 
-// Regressions is `density regressions` on plain arguments.
-func Regressions(ctx context.Context, args []string, env Env) int {
-	return RegressionsCommand(env).Main(ctx, args, env.Stdout, env.Stderr)
-}
-
 // RunRegressions searches the change points o asks for (args must be
 // empty).
 func RunRegressions(ctx context.Context, o RegressionsOptions, args []string, env Env) int {

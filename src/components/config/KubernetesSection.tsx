@@ -9,7 +9,7 @@ import { configFields, LABEL_WIDTH, SectionProps } from './fields';
 export function KubernetesSection(props: SectionProps) {
   const { options } = props;
   const { jsonData } = options;
-  const { setJson, textField, numberField, secretInput, secretTextArea } = configFields(props);
+  const { setJson, textField, numberField, secretField } = configFields(props);
   const access: KubernetesAccess = jsonData.kubernetesAccess ?? DEFAULTS.kubernetesAccess;
   return (
     <ConfigSection
@@ -44,14 +44,13 @@ export function KubernetesSection(props: SectionProps) {
             'Context in the kubeconfig; empty means its current-context.',
             'current-context'
           )}
-          <InlineField
-            label="Pasted kubeconfig"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-kubeconfig"
-            tooltip="Used when no path is set; stored encrypted. Inline data only: exec plugins, auth providers and file references are refused."
-          >
-            {secretTextArea('kubeconfig', 'density-kubeconfig', 'apiVersion: v1\nkind: Config\n…')}
-          </InlineField>
+          {secretField(
+            'kubeconfig',
+            'Pasted kubeconfig',
+            'Used when no path is set; stored encrypted. Inline data only: exec plugins, auth providers and file references are refused.',
+            'apiVersion: v1\nkind: Config\n…',
+            true
+          )}
         </>
       )}
       {access === 'token' && (
@@ -62,22 +61,19 @@ export function KubernetesSection(props: SectionProps) {
             'The Kubernetes API server, https:// only (the token is never sent in clear text).',
             'https://kubernetes.example:6443'
           )}
-          <InlineField
-            label="Service-account token"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-kubernetesToken"
-            tooltip="Bearer token of a service account with list on nodes, pods and events."
-          >
-            {secretInput('kubernetesToken', 'density-kubernetesToken', 'Service-account token')}
-          </InlineField>
-          <InlineField
-            label="API server CA"
-            labelWidth={LABEL_WIDTH}
-            htmlFor="density-kubernetesCACert"
-            tooltip="PEM of the API server's CA; empty uses the system roots."
-          >
-            {secretTextArea('kubernetesCACert', 'density-kubernetesCACert', '-----BEGIN CERTIFICATE-----')}
-          </InlineField>
+          {secretField(
+            'kubernetesToken',
+            'Service-account token',
+            'Bearer token of a service account with list on nodes, pods and events.',
+            'Service-account token'
+          )}
+          {secretField(
+            'kubernetesCACert',
+            'API server CA',
+            "PEM of the API server's CA; empty uses the system roots.",
+            '-----BEGIN CERTIFICATE-----',
+            true
+          )}
         </>
       )}
       {access !== 'off' &&

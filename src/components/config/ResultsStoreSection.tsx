@@ -1,15 +1,12 @@
 import React from 'react';
 import { ConfigSection, ConfigSubSection } from '@grafana/plugin-ui';
-import { InlineField, InlineSwitch } from '@grafana/ui';
 
 import { DEFAULTS } from '../../types';
-import { configFields, LABEL_WIDTH, SectionProps } from './fields';
+import { configFields, SectionProps } from './fields';
 
 /** The results store, whether stored artifacts win, and run discovery from Prometheus. */
 export function ResultsStoreSection(props: SectionProps) {
-  const { options } = props;
-  const { jsonData } = options;
-  const { setJson, textField, numberField } = configFields(props);
+  const { switchField, textField, numberField } = configFields(props);
   return (
     <ConfigSection
       title="Results store"
@@ -21,31 +18,16 @@ export function ResultsStoreSection(props: SectionProps) {
         'A local path, file://, gs://bucket/prefix, s3://bucket/prefix or azblob://container/prefix. Leave empty to use Prometheus discovery only.',
         'gs://bucket/prefix (optional)'
       )}
-      <InlineField
-        label="Prefer stored"
-        labelWidth={LABEL_WIDTH}
-        htmlFor="density-preferStored"
-        tooltip="Read a stored run's numbers from its artifacts (server_summary.json, stats.jsonl, psi_series.json) with no Prometheus request. Off forces the harvest, e.g. to check an artifact."
-      >
-        <InlineSwitch
-          id="density-preferStored"
-          value={jsonData.preferStored ?? DEFAULTS.preferStored}
-          onChange={(e: React.FormEvent<HTMLInputElement>) => setJson('preferStored', e.currentTarget.checked)}
-          disabled={options.readOnly}
-        />
-      </InlineField>
+      {switchField(
+        'preferStored',
+        'Prefer stored',
+        "Read a stored run's numbers from its artifacts (server_summary.json, stats.jsonl, psi_series.json) with no Prometheus request. Off forces the harvest, e.g. to check an artifact."
+      )}
       <ConfigSubSection
         title="Run discovery from Prometheus"
         description="A run is an interval in which the user-count series is above 0; runs are split where it stays at 0 or absent for longer than the gap."
       >
-        <InlineField label="Discover runs" labelWidth={LABEL_WIDTH} htmlFor="density-discoverRuns">
-          <InlineSwitch
-            id="density-discoverRuns"
-            value={jsonData.discoverRuns ?? DEFAULTS.discoverRuns}
-            onChange={(e: React.FormEvent<HTMLInputElement>) => setJson('discoverRuns', e.currentTarget.checked)}
-            disabled={options.readOnly}
-          />
-        </InlineField>
+        {switchField('discoverRuns', 'Discover runs')}
         {textField(
           'userCountQuery',
           'User-count query',

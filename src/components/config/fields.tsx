@@ -1,9 +1,9 @@
 import React, { ChangeEvent } from 'react';
 import { css } from '@emotion/css';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { InlineField, Input, SecretInput, SecretTextArea, TextArea } from '@grafana/ui';
+import { InlineField, InlineSwitch, Input, SecretInput, SecretTextArea, TextArea } from '@grafana/ui';
 
-import { BYTES_PER_MIB, DensityOptions, DensitySecureJsonData } from '../../types';
+import { BYTES_PER_MIB, DEFAULTS, DensityOptions, DensitySecureJsonData } from '../../types';
 
 /** What the config editor hands each section: Grafana's own editor props. */
 export type SectionProps = DataSourcePluginOptionsEditorProps<DensityOptions, DensitySecureJsonData>;
@@ -36,6 +36,7 @@ export type TextKey =
 /** Settings holding a YAML document: gates and acknowledgements (verdicts.md), the ladder profile (ladder-steps.md). */
 export type YamlKey = 'gates' | 'acks' | 'ladderProfile';
 export type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
+export type SwitchKey = 'preferStored' | 'discoverRuns';
 
 export const LABEL_WIDTH = 28;
 export const INPUT_WIDTH = 48;
@@ -131,6 +132,25 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
     />
   );
 
+  /** A secret in a labelled field: one line, or a text area (kubeconfig, PEM). */
+  const secretField = (key: SecretKey, label: string, tooltip: string, placeholder: string, area = false) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={`density-${key}`} tooltip={tooltip}>
+      {area ? secretTextArea(key, `density-${key}`, placeholder) : secretInput(key, `density-${key}`, placeholder)}
+    </InlineField>
+  );
+
+  /** An on/off setting; unset shows its default. */
+  const switchField = (key: SwitchKey, label: string, tooltip?: string) => (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={`density-${key}`} tooltip={tooltip}>
+      <InlineSwitch
+        id={`density-${key}`}
+        value={jsonData[key] ?? DEFAULTS[key]}
+        onChange={(e: React.FormEvent<HTMLInputElement>) => setJson(key, e.currentTarget.checked)}
+        disabled={options.readOnly}
+      />
+    </InlineField>
+  );
+
   const textField = (key: TextKey, label: string, tooltip: string, placeholder: string) => (
     <InlineField label={label} labelWidth={LABEL_WIDTH} tooltip={tooltip} htmlFor={`density-${key}`} interactive>
       <Input
@@ -178,5 +198,5 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
     </InlineField>
   );
 
-  return { setJson, onMaxResponseMiB, secretInput, secretTextArea, textField, numberField, yamlField };
+  return { setJson, onMaxResponseMiB, secretField, switchField, textField, numberField, yamlField };
 }

@@ -1,8 +1,8 @@
 import React from 'react';
-import { InlineField, InlineFieldRow, RadioButtonGroup } from '@grafana/ui';
+import { InlineFieldRow } from '@grafana/ui';
 
 import { Resource, RESOURCES, Scope, SCOPES, SeriesMode } from '../../types';
-import { AlignField, LABEL_WIDTH, RunField, TestFilter, TypeEditorProps } from './common';
+import { AlignField, RadioField, RunField, TestFilter, TypeEditorProps } from './common';
 
 const SCOPE_OPTIONS = SCOPES.map((s: Scope) => ({ value: s, label: s === 'node' ? 'Node' : 'Pod' }));
 const RESOURCE_OPTIONS = RESOURCES.map((r: Resource) => ({
@@ -30,30 +30,25 @@ export function PSIEditor(props: TypeEditorProps) {
     <>
       <RunField {...props} />
       <InlineFieldRow>
-        <InlineField label="Scope" labelWidth={LABEL_WIDTH}>
-          <RadioButtonGroup<Scope>
-            aria-label="Scope"
-            options={SCOPE_OPTIONS}
-            value={query.scope ?? 'node'}
-            onChange={(scope) => change({ ...query, scope })}
-          />
-        </InlineField>
-        <InlineField label="Resource" labelWidth={LABEL_WIDTH}>
-          <RadioButtonGroup<Resource>
-            aria-label="Resource"
-            options={RESOURCE_OPTIONS}
-            value={query.resource ?? 'cpu'}
-            onChange={(resource) => change({ ...query, resource })}
-          />
-        </InlineField>
-        <InlineField label="Series" labelWidth={LABEL_WIDTH} tooltip="How many series the panel shows">
-          <RadioButtonGroup<SeriesMode>
-            aria-label="Series"
-            options={SERIES_OPTIONS}
-            value={query.series ?? 'auto'}
-            onChange={(series) => change({ ...query, series: series === 'auto' ? undefined : series })}
-          />
-        </InlineField>
+        <RadioField<Scope>
+          label="Scope"
+          options={SCOPE_OPTIONS}
+          value={query.scope ?? 'node'}
+          onChange={(scope) => change({ ...query, scope })}
+        />
+        <RadioField<Resource>
+          label="Resource"
+          options={RESOURCE_OPTIONS}
+          value={query.resource ?? 'cpu'}
+          onChange={(resource) => change({ ...query, resource })}
+        />
+        <RadioField<SeriesMode>
+          label="Series"
+          tooltip="How many series the panel shows"
+          options={SERIES_OPTIONS}
+          value={query.series ?? 'auto'}
+          onChange={(series) => change({ ...query, series: series === 'auto' ? undefined : series })}
+        />
       </InlineFieldRow>
       <AlignField {...props} />
       <TestFilter {...props} />

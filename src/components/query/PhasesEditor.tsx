@@ -1,8 +1,8 @@
 import React from 'react';
-import { InlineField, InlineFieldRow, RadioButtonGroup } from '@grafana/ui';
+import { InlineFieldRow } from '@grafana/ui';
 
 import { PHASE_LAYERS, PHASE_OPS, PhaseLayer, PhaseOp } from '../../types';
-import { LABEL_WIDTH, RunField, TestFilter, TypeEditorProps, withKey } from './common';
+import { RadioField, RunField, TestFilter, TypeEditorProps, withKey } from './common';
 
 const PHASE_OP_OPTIONS = PHASE_OPS.map((v: PhaseOp) => ({
   value: v,
@@ -20,22 +20,18 @@ export function PhasesEditor(props: TypeEditorProps) {
     <>
       <RunField {...props} />
       <InlineFieldRow>
-        <InlineField label="Op" labelWidth={LABEL_WIDTH}>
-          <RadioButtonGroup<PhaseOp>
-            aria-label="Op"
-            options={PHASE_OP_OPTIONS}
-            value={query.op ?? ''}
-            onChange={(v) => change(withKey(query, 'op', v))}
-          />
-        </InlineField>
-        <InlineField label="Layer" labelWidth={LABEL_WIDTH}>
-          <RadioButtonGroup<PhaseLayer>
-            aria-label="Layer"
-            options={PHASE_LAYER_OPTIONS}
-            value={query.layer ?? ''}
-            onChange={(v) => change(withKey(query, 'layer', v))}
-          />
-        </InlineField>
+        <RadioField<PhaseOp>
+          label="Op"
+          options={PHASE_OP_OPTIONS}
+          value={query.op ?? ''}
+          onChange={(v) => change(withKey(query, 'op', v))}
+        />
+        <RadioField<PhaseLayer>
+          label="Layer"
+          options={PHASE_LAYER_OPTIONS}
+          value={query.layer ?? ''}
+          onChange={(v) => change(withKey(query, 'layer', v))}
+        />
       </InlineFieldRow>
       <TestFilter {...props} />
     </>

@@ -1,8 +1,8 @@
 import React from 'react';
-import { InlineField, InlineFieldRow, RadioButtonGroup } from '@grafana/ui';
+import { InlineFieldRow } from '@grafana/ui';
 
 import { Block, BLOCKS } from '../../types';
-import { AlignField, LABEL_WIDTH, RunField, TestFilter, TypeEditorProps } from './common';
+import { AlignField, RadioField, RunField, TestFilter, TypeEditorProps } from './common';
 
 const BLOCK_LABELS: Record<Block, string> = {
   node: 'Node',
@@ -20,18 +20,13 @@ export function WorkingSetEditor(props: TypeEditorProps) {
     <>
       <RunField {...props} />
       <InlineFieldRow>
-        <InlineField
+        <RadioField<Block>
           label="Block"
-          labelWidth={LABEL_WIDTH}
           tooltip="Whose working set: nodes, worker pods, atelets, actors, or per actor"
-        >
-          <RadioButtonGroup<Block>
-            aria-label="Block"
-            options={BLOCK_OPTIONS}
-            value={query.block ?? 'node'}
-            onChange={(block) => change({ ...query, block })}
-          />
-        </InlineField>
+          options={BLOCK_OPTIONS}
+          value={query.block ?? 'node'}
+          onChange={(block) => change({ ...query, block })}
+        />
       </InlineFieldRow>
       <AlignField {...props} />
       <TestFilter {...props} />

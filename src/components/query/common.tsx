@@ -1,5 +1,5 @@
 import React, { ChangeEvent } from 'react';
-import { TimeRange } from '@grafana/data';
+import { SelectableValue, TimeRange } from '@grafana/data';
 import { ComboboxOption, InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 
 import type { DataSource } from '../../datasource';
@@ -123,6 +123,23 @@ export function TestFilter(props: TestFilterProps) {
   );
 }
 
+interface RadioFieldProps<T> {
+  label: string;
+  tooltip?: string;
+  options: Array<SelectableValue<T>>;
+  value: T;
+  onChange: (v: T) => void;
+}
+
+/** One labelled choice among a few options, as radio buttons. */
+export function RadioField<T>({ label, tooltip, options, value, onChange }: RadioFieldProps<T>) {
+  return (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} tooltip={tooltip}>
+      <RadioButtonGroup<T> aria-label={label} options={options} value={value} onChange={onChange} />
+    </InlineField>
+  );
+}
+
 const ALIGN_OPTIONS = [
   { value: 'absolute' as AlignMode, label: 'Absolute', description: 'Each run at the time it ran' },
   {
@@ -136,18 +153,13 @@ const ALIGN_OPTIONS = [
 export function AlignField({ query, change }: TypeEditorProps) {
   return (
     <InlineFieldRow>
-      <InlineField
+      <RadioField<AlignMode>
         label="Align"
-        labelWidth={LABEL_WIDTH}
         tooltip="Elapsed overlays runs: each run's points shifted so its steady start lands on the start of the panel's time range, one frame per run"
-      >
-        <RadioButtonGroup<AlignMode>
-          aria-label="Align"
-          options={ALIGN_OPTIONS}
-          value={query.align ?? 'absolute'}
-          onChange={(v) => change(withKey(query, 'align', v === 'elapsed' ? v : undefined))}
-        />
-      </InlineField>
+        options={ALIGN_OPTIONS}
+        value={query.align ?? 'absolute'}
+        onChange={(v) => change(withKey(query, 'align', v === 'elapsed' ? v : undefined))}
+      />
     </InlineFieldRow>
   );
 }
@@ -201,24 +213,19 @@ export function NumericOptions(props: NumericOptionsProps) {
   return (
     <>
       <InlineFieldRow>
-        <InlineField
+        <RadioField<Format>
           label="Format"
-          labelWidth={LABEL_WIDTH}
           tooltip="Numeric answers one frame per number with stable labels, which Grafana alert rules and recording rules read"
-        >
-          <RadioButtonGroup<Format>
-            aria-label="Format"
-            options={FORMAT_OPTIONS}
-            value={query.format ?? 'table'}
-            onChange={(v) => {
-              let next = withKey(query, 'format', v === 'numeric' ? v : undefined);
-              if (v !== 'numeric') {
-                next = withKey(withKey(next, 'keys', undefined), 'labels', undefined);
-              }
-              change(next);
-            }}
-          />
-        </InlineField>
+          options={FORMAT_OPTIONS}
+          value={query.format ?? 'table'}
+          onChange={(v) => {
+            let next = withKey(query, 'format', v === 'numeric' ? v : undefined);
+            if (v !== 'numeric') {
+              next = withKey(withKey(next, 'keys', undefined), 'labels', undefined);
+            }
+            change(next);
+          }}
+        />
       </InlineFieldRow>
       {numeric && (
         <InlineFieldRow>
