@@ -108,7 +108,7 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "notice: %s\n", n)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes, rendered in %v)\n", made.Path, made.Bytes, made.Elapsed.Round(time.Millisecond))
-	return 0
+	return cli.ExitOK
 }
 
 // psiPrometheus is the Prometheus to read the PSI bands of a run without
@@ -117,14 +117,19 @@ func runReport(ctx context.Context, f reportFlags, stdout, stderr io.Writer) int
 // store chose it); "none" or no URL reads nothing.
 func (f reportFlags) psiPrometheus(recorded string) (promql.Config, string, error) {
 	url, how := f.promURL, ""
-	cfg, err := f.prometheus().Config(os.Getenv)
 	if url == "" {
 		url = recorded
-		cfg, err = f.prometheus().ConfigWithoutCredentials(url)
 		how = ", the run's recorded prom_url, without credentials (they go only to --prometheus-url)"
 	}
 	if url == "" || url == "none" {
 		return promql.Config{}, "", nil
+	}
+	var cfg promql.Config
+	var err error
+	if f.promURL != "" {
+		cfg, err = f.prometheus().Config(os.Getenv)
+	} else {
+		cfg, err = f.prometheus().ConfigWithoutCredentials(url)
 	}
 	if err != nil {
 		return promql.Config{}, "", err
