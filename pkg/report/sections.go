@@ -174,6 +174,12 @@ func packingChart(in Input, f *figures) (packingSection, error) {
 	return s, err
 }
 
+// drawHalf draws c at half the page width (the small multiples).
+func drawHalf(c timeChart, caption, missing string) (chart, error) {
+	c.Half = true
+	return drawTime(c, caption, missing)
+}
+
 // runChart is a chart over the run's window with the steady window shaded.
 func runChart(in Input, title, ylabel string, lines ...line) timeChart {
 	md := in.Meta
@@ -226,8 +232,7 @@ func psiSections(in Input, f *figures) ([]psiBlock, error) {
 				line{Name: "p90", Color: colorOrange, T: set.Timestamps, V: set.P90},
 				line{Name: "p99", Color: colorRed, T: set.Timestamps, V: set.P99})
 			c.Band = &band{Name: "min–max", T: set.Timestamps, Lo: set.Min, Hi: set.Max, FillWith: colorBand}
-			c.Half = true
-			ch, err := drawTime(c, fmt.Sprintf("%s across %s series, every %d s", key, seriesCount(set.Series), in.PSI.StepS),
+			ch, err := drawHalf(c, fmt.Sprintf("%s across %s series, every %d s", key, seriesCount(set.Series), in.PSI.StepS),
 				fmt.Sprintf("no series in psi_series.json %s", key))
 			if err != nil {
 				return nil, err
@@ -297,9 +302,7 @@ func actorsSection(in Input, f *figures) (actorSection, error) {
 		{"Active actors", "actors", "active_actors.timeseries[].active_actors", line{Name: "active actors", Color: colorBlue, T: t, V: av}},
 		{"Active atelets", "atelets", "active_actors.timeseries[].active_atelets", line{Name: "active atelets", Color: colorGreen, T: t, V: aa}},
 	} {
-		tc := runChart(in, c.title, c.ylabel, c.l)
-		tc.Half = true
-		ch, err := drawTime(tc, c.caption, "no active actors time series (active_actors.timeseries is empty)")
+		ch, err := drawHalf(runChart(in, c.title, c.ylabel, c.l), c.caption, "no active actors time series (active_actors.timeseries is empty)")
 		if err != nil {
 			return s, err
 		}
@@ -335,10 +338,9 @@ func workingSetSection(in Input, f *figures) (wsSection, error) {
 		for _, p := range b.Timeseries {
 			t, tot, mx = append(t, p.Timestamp), append(tot, ptr(p.TotalGB)), append(mx, ptr(p.MaxGB))
 		}
-		tc := runChart(in, "Working set: "+strings.ToLower(workingSetWord[i]), "GiB",
-			line{Name: "total", Color: colorBlue, T: t, V: tot}, line{Name: "largest one", Color: colorOrange, T: t, V: mx})
-		tc.Half = true
-		c, err := drawTime(tc, "working_set."+name+".timeseries[].total_gb and .max_gb", "no working set time series for "+name)
+		c, err := drawHalf(runChart(in, "Working set: "+strings.ToLower(workingSetWord[i]), "GiB",
+			line{Name: "total", Color: colorBlue, T: t, V: tot}, line{Name: "largest one", Color: colorOrange, T: t, V: mx}),
+			"working_set."+name+".timeseries[].total_gb and .max_gb", "no working set time series for "+name)
 		if err != nil {
 			return s, err
 		}
