@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +150,7 @@ func (f *figures) explain(fg *figure, listed string, covers func(artifact.Notice
 	// fields, so equal reasons of several fields read as one.
 	var texts []string
 	for _, n := range f.in.Notices {
-		if covers(n) && !contains(texts, n.Text) {
+		if covers(n) && !slices.Contains(texts, n.Text) {
 			texts = append(texts, n.Text)
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -362,7 +363,7 @@ func clusterFacts(in Input, f *figures) clusterSection {
 		s.OOM = append(s.OOM, f.server("oom_events_"+k, k, "events"))
 	}
 	for _, m := range in.Trial {
-		if !isFrontier(m.Key) {
+		if !slices.Contains(frontierKeys[:], m.Key) {
 			s.Trial = append(s.Trial, f.trial(m))
 		}
 	}
@@ -503,7 +504,7 @@ func familySections(rows []artifact.Row, f *figures) []familyTable {
 		}
 		t := &out[i]
 		for _, m := range row.Measurements {
-			if !contains(t.Keys, m.Key) {
+			if !slices.Contains(t.Keys, m.Key) {
 				t.Keys = append(t.Keys, m.Key)
 			}
 		}
@@ -543,24 +544,6 @@ func findRow(rows []artifact.Row, metric string) artifact.Row {
 		}
 	}
 	return artifact.Row{}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func isFrontier(key string) bool {
-	for _, k := range frontierKeys {
-		if key == k {
-			return true
-		}
-	}
-	return false
 }
 
 func window(a, b int64) string {
