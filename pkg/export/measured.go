@@ -1,9 +1,9 @@
 package export
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/substrate/density/pkg/artifact"
@@ -23,15 +23,16 @@ type blockTally struct {
 }
 
 // tallyBlocks counts the blocks of res by whether they were measured in
-// full; summary is the server_summary row's measurements.
-func tallyBlocks(res *harvest.Result, summary artifact.Object) (blockTally, error) {
+// full; summary is the server_summary row's measurements (each a string,
+// or nil for null).
+func tallyBlocks(res *harvest.Result, summary artifact.Object) blockTally {
 	nulls := map[string]bool{}
 	for _, n := range res.Notices {
 		if n.Field != "" || n.Kind == harvest.ReadFailed || n.Kind == harvest.Absent {
 			nulls[n.Block] = true
 		}
 	}
-	var t blockTally
+	t := blockTally{Nothing: !slices.ContainsFunc(summary, func(f artifact.Field) bool { return f.Value != nil })}
 	for _, b := range harvest.BlockNames() {
 		t.Total++
 		if nulls[b] {
@@ -40,27 +41,7 @@ func tallyBlocks(res *harvest.Result, summary artifact.Object) (blockTally, erro
 			t.Measured++
 		}
 	}
-	nothing, err := allNull(summary)
-	t.Nothing = nothing
-	return t, err
-}
-
-// allNull reports whether every field of o is null.
-func allNull(o artifact.Object) (bool, error) {
-	data, err := artifact.Marshal(o)
-	if err != nil {
-		return false, fmt.Errorf("encoding the server_summary row: %w", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return false, fmt.Errorf("reading the server_summary row back: %w", err)
-	}
-	for _, v := range m {
-		if v != nil {
-			return false, nil
-		}
-	}
-	return true, nil
+	return t
 }
 
 // printMeasured writes the closing lines of an export: how many blocks
