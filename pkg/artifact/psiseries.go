@@ -38,6 +38,12 @@ func (s *PSIScope) resources() [3]*harvest.PSIBandSet {
 	return [3]*harvest.PSIBandSet{&s.CPU, &s.Mem, &s.IO}
 }
 
+// BandSets are the six band sets in file order: node, then pod, each
+// cpu, mem, io.
+func (d *PSISeries) BandSets() [6]*harvest.PSIBandSet {
+	return [6]*harvest.PSIBandSet{&d.Node.CPU, &d.Node.Mem, &d.Node.IO, &d.Pod.CPU, &d.Pod.Mem, &d.Pod.IO}
+}
+
 func psiBandSlices(b *harvest.PSIBandSet) [5]*[]*float64 {
 	return [5]*[]*float64{&b.Min, &b.P50, &b.P90, &b.P99, &b.Max}
 }

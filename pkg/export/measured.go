@@ -62,7 +62,7 @@ func printMeasured(w io.Writer, t blockTally) {
 // psiPoints is what psi_series.json holds: the series sets read (of the
 // six: node and pod × cpu, mem, io) and the points (timestamps) of each.
 func psiPoints(d *artifact.PSISeries) (sets, read, points int) {
-	for _, b := range []*harvest.PSIBandSet{&d.Node.CPU, &d.Node.Mem, &d.Node.IO, &d.Pod.CPU, &d.Pod.Mem, &d.Pod.IO} {
+	for _, b := range d.BandSets() {
 		sets++
 		if b.Series != nil && len(b.Timestamps) > 0 {
 			read++

@@ -288,7 +288,7 @@ func psiFromPrometheus(ctx context.Context, cfg promql.Config, run Run) (*artifa
 	tmp := *run.Result
 	tmp.NodePSI, tmp.PodPSI = node, pod
 	d := artifact.NewPSISeries(&tmp, md.Start, md.End)
-	for _, b := range []*harvest.PSIBandSet{&d.Node.CPU, &d.Node.Mem, &d.Node.IO, &d.Pod.CPU, &d.Pod.Mem, &d.Pod.IO} {
+	for _, b := range d.BandSets() {
 		if b.Series != nil && *b.Series > 0 {
 			return d, nil
 		}
