@@ -112,7 +112,7 @@ func mount(c cli.Command) *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			if code := c.Run(ctx, args); code != 0 {
+			if code := c.Run(ctx, args); code != cli.ExitOK {
 				return exitCode(code)
 			}
 			return nil

@@ -39,7 +39,7 @@ func (c Command) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err := c.Flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			WriteHelp(stdout, c.Use, c.Long, c.Flags)
-			return 0
+			return ExitOK
 		}
 		fmt.Fprintf(stderr, "%s: %v\n", c.Flags.Name(), FlagError(err))
 		return ExitUsage
