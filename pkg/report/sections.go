@@ -483,6 +483,7 @@ type familyTable struct {
 type familyRow struct {
 	Metric string
 	Cells  []figure
+	row    artifact.Row
 }
 
 func familySections(rows []artifact.Row, f *figures) []familyTable {
@@ -492,6 +493,7 @@ func familySections(rows []artifact.Row, f *figures) []familyTable {
 		if strings.HasPrefix(row.Metric, "phase_") || strings.HasPrefix(row.Metric, "gate_") {
 			continue
 		}
+		// The family is also the notices.json block of its rows' notices.
 		fam, title := row.Metric, row.Metric
 		if strings.HasPrefix(row.Metric, "ladder_") {
 			fam, title = "ladder", "Ladder steps"
@@ -508,42 +510,24 @@ func familySections(rows []artifact.Row, f *figures) []familyTable {
 				t.Keys = append(t.Keys, m.Key)
 			}
 		}
-		t.Rows = append(t.Rows, familyRow{Metric: row.Metric})
+		t.Rows = append(t.Rows, familyRow{Metric: row.Metric, row: row})
 	}
 	// The cells after the columns are known: a row without a key shows "—".
 	for i := range out {
 		t := &out[i]
 		for j := range t.Rows {
 			r := &t.Rows[j]
-			row := findRow(rows, r.Metric)
 			for _, k := range t.Keys {
-				v, ok := row.Measurements.Get(k)
+				v, ok := r.row.Measurements.Get(k)
 				if !ok {
 					r.Cells = append(r.Cells, figure{Key: r.Metric + "." + k, Value: "—"})
 					continue
 				}
-				r.Cells = append(r.Cells, f.row(r.Metric, k, v, familyBlock(r.Metric)))
+				r.Cells = append(r.Cells, f.row(r.Metric, k, v, t.ID))
 			}
 		}
 	}
 	return out
-}
-
-// familyBlock is the notices.json block of a row family's notices.
-func familyBlock(metric string) string {
-	if strings.HasPrefix(metric, "ladder_") {
-		return "ladder"
-	}
-	return metric
-}
-
-func findRow(rows []artifact.Row, metric string) artifact.Row {
-	for _, r := range rows {
-		if r.Metric == metric {
-			return r
-		}
-	}
-	return artifact.Row{}
 }
 
 func window(a, b int64) string {
