@@ -385,8 +385,14 @@ type phaseRow struct {
 	sort   *float64
 }
 
-// phaseLabels are a phase row's keys that name its group.
-var phaseLabels = map[string]bool{"layer": true, "op": true, "class": true, "kind": true, "scope": true, "phase": true}
+// isPhaseLabel says whether a phase row's key names its group.
+func isPhaseLabel(key string) bool {
+	switch key {
+	case "layer", "op", "class", "kind", "scope", "phase":
+		return true
+	}
+	return false
+}
 
 func phaseSection(rows []artifact.Row, f *figures) *phaseTable {
 	var t *phaseTable
@@ -407,7 +413,7 @@ func phaseSection(rows []artifact.Row, f *figures) *phaseTable {
 		for _, m := range row.Measurements {
 			if !seen[m.Key] {
 				seen[m.Key] = true
-				if phaseLabels[m.Key] {
+				if isPhaseLabel(m.Key) {
 					t.Labels = append(t.Labels, m.Key)
 				} else {
 					t.Numbers = append(t.Numbers, m.Key)
