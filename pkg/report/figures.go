@@ -300,10 +300,6 @@ func verdict(key string, v, b *float64) string {
 
 // noticeCovers says whether a notice explains the null flat key.
 func noticeCovers(n artifact.Notice, key string) bool {
-	prefix := map[string]string{
-		harvest.BlockPacking: "cluster_packing_", harvest.BlockNodePSI: "psi_", harvest.BlockPodPSI: "pod_psi_",
-		harvest.BlockActiveActors: "active_actors_", harvest.BlockWorkingSet: "working_set_", harvest.BlockOOM: "oom_events_",
-	}
 	switch n.Block {
 	case "":
 		return n.Severity == artifact.SeverityWarning
@@ -312,8 +308,8 @@ func noticeCovers(n artifact.Notice, key string) bool {
 			return false
 		}
 	default:
-		p, ok := prefix[n.Block]
-		if !ok || !strings.HasPrefix(key, p) {
+		p := flatPrefix(n.Block)
+		if p == "" || !strings.HasPrefix(key, p) {
 			return false
 		}
 	}
@@ -322,6 +318,26 @@ func noticeCovers(n artifact.Notice, key string) bool {
 	}
 	stem := strings.TrimSuffix(n.Field, "_pct")
 	return strings.Contains(key, stem)
+}
+
+// flatPrefix is the prefix of a block's flat keys ("" for a block without
+// one).
+func flatPrefix(block string) string {
+	switch block {
+	case harvest.BlockPacking:
+		return "cluster_packing_"
+	case harvest.BlockNodePSI:
+		return "psi_"
+	case harvest.BlockPodPSI:
+		return "pod_psi_"
+	case harvest.BlockActiveActors:
+		return "active_actors_"
+	case harvest.BlockWorkingSet:
+		return "working_set_"
+	case harvest.BlockOOM:
+		return "oom_events_"
+	}
+	return ""
 }
 
 func parseNum(s *string) *float64 {
