@@ -192,8 +192,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 
 // copyTemplate stores the template run's artifacts as they are.
 func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRun, error) {
-	dir := filepath.Join(root, "runs", md.TestName, "run_date="+time.Unix(md.Start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(md.Start, 10), "run_tag="+md.Tag)
+	dir := filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: md.TestName, Tag: md.Tag, RunTS: md.Start}.Prefix()))
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -272,8 +271,7 @@ func (t *Template) WriteRun(root string, s Series, n int, start int64, write Wri
 	}
 	r.WorkingSet = ws
 
-	dir := filepath.Join(root, "runs", s.Test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(start, 10), "run_tag="+tag)
+	dir := filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: s.Test, Tag: tag, RunTS: start}.Prefix()))
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}

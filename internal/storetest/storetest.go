@@ -115,8 +115,7 @@ func Build(t testing.TB, o Options) *Store {
 		oms = append(oms, filepath.Join(dir, simrun.OMFile))
 		st.Runs = append(st.Runs, Run{
 			ID: runs.StoreRunID(o.TestName, tr.Start, tr.Tag), Tag: tr.Tag, Start: tr.Start,
-			Dir: filepath.Join(root, "runs", o.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
-				"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag),
+			Dir:  filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: o.TestName, Tag: tr.Tag, RunTS: tr.Start}.Prefix())),
 			Slow: sc.RestoreSlowdown > 0, Truth: tr,
 		})
 	}

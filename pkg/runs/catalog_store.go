@@ -66,6 +66,14 @@ func ParseStorePath(path string) (StorePath, bool) {
 	return StorePath{TestName: segs[1], Tag: tag, RunTS: n}, true
 }
 
+// Prefix is the run's prefix in the store layout (the inverse of
+// ParseStorePath): runs/<test_name>/run_date=<date>/run_ts=<run_ts>/run_tag=<tag>/,
+// run_date being run_ts's UTC date.
+func (p StorePath) Prefix() string {
+	return storeRunsDir + p.TestName + "/" + storeDateKey + time.Unix(p.RunTS, 0).UTC().Format(storeDateForm) + "/" +
+		storeTSKey + strconv.FormatInt(p.RunTS, 10) + "/" + storeTagKey + p.Tag + "/"
+}
+
 func allDigits(s string) bool {
 	for _, c := range s {
 		if c < '0' || c > '9' {
@@ -367,7 +375,7 @@ func (s *Store) Get(ctx context.Context, id RunID) (Entry, error) {
 	}
 	testPrefix := storeRunsDir + id.TestName + "/"
 	tsPart := storeTSKey + strconv.FormatInt(id.RunTS, 10) + "/" + storeTagKey + id.Tag + "/"
-	guess := testPrefix + storeDateKey + time.Unix(id.RunTS, 0).UTC().Format(storeDateForm) + "/" + tsPart
+	guess := StorePath{TestName: id.TestName, Tag: id.Tag, RunTS: id.RunTS}.Prefix()
 	run := storedRun{test: id.TestName, tag: id.Tag, ts: id.RunTS}
 	ok, err := s.hasObjects(ctx, guess)
 	if err != nil {
