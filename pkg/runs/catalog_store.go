@@ -105,14 +105,11 @@ type Store struct {
 	listPage int
 
 	mu    sync.Mutex
-	cache map[string]Entry // finished runs by id
-	order []string         // insertion order, for eviction
+	cache fifo[Entry] // finished runs by id
 	// read are the rows of finished runs whose stats.jsonl describe read
 	// (a run without server_summary.json), kept until Read takes them so
-	// that listing then reading a run opens the file once; readOrder is
-	// their insertion order, for the storeCacheSize bound.
-	read      map[string]artifact.RunRows
-	readOrder []string
+	// that listing then reading a run opens the file once.
+	read fifo[artifact.RunRows]
 	// rowsRead, when set (OnRowsRead), takes those rows instead of read.
 	rowsRead func(Entry, artifact.RunRows)
 	// opened counts the objects opened for reading (Opened).
@@ -136,7 +133,7 @@ func OpenStore(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening results store %s: %w", where, err)
 	}
-	return &Store{bucket: b, where: where, cache: map[string]Entry{}, read: map[string]artifact.RunRows{}}, nil
+	return &Store{bucket: b, where: where}, nil
 }
 
 // StoreSchemes are the results-store URL schemes OpenStore takes (an
@@ -473,22 +470,47 @@ func (s *Store) describeAll(ctx context.Context, found []storedRun) ([]Entry, er
 func (s *Store) cached(id string) (Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.cache[id]
+	e, ok := s.cache.m[id]
 	return e, ok
 }
 
 func (s *Store) remember(e Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.cache[e.ID]; ok {
+	s.cache.put(e.ID, e)
+}
+
+// fifo is a map of at most storeCacheSize values by id that forgets the
+// oldest put first; the Store's mutex guards it.
+type fifo[V any] struct {
+	m     map[string]V
+	order []string // insertion order, for eviction
+}
+
+// put keeps v under id unless id is already kept.
+func (f *fifo[V]) put(id string, v V) {
+	if _, ok := f.m[id]; ok {
 		return
 	}
-	if len(s.order) >= storeCacheSize {
-		delete(s.cache, s.order[0])
-		s.order = s.order[1:]
+	if f.m == nil {
+		f.m = map[string]V{}
 	}
-	s.cache[e.ID] = e
-	s.order = append(s.order, e.ID)
+	if len(f.order) >= storeCacheSize {
+		delete(f.m, f.order[0])
+		f.order = f.order[1:]
+	}
+	f.m[id] = v
+	f.order = append(f.order, id)
+}
+
+// take returns and forgets the value kept under id.
+func (f *fifo[V]) take(id string) (V, bool) {
+	v, ok := f.m[id]
+	if ok {
+		delete(f.m, id)
+		f.order = slices.DeleteFunc(f.order, func(x string) bool { return x == id })
+	}
+	return v, ok
 }
 
 // describe reads what a run's listing row needs: its file names, status.json,
@@ -680,15 +702,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (s *Store) keepRead(id string, rows artifact.RunRows) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.read[id]; ok {
-		return
-	}
-	if len(s.readOrder) >= storeCacheSize {
-		delete(s.read, s.readOrder[0])
-		s.readOrder = s.readOrder[1:]
-	}
-	s.read[id] = rows
-	s.readOrder = append(s.readOrder, id)
+	s.read.put(id, rows)
 }
 
 // OnRowsRead hands the rows of a finished run whose stats.jsonl a
@@ -703,12 +717,7 @@ func (s *Store) OnRowsRead(f func(Entry, artifact.RunRows)) { s.rowsRead = f }
 func (s *Store) takeRead(id string) (artifact.RunRows, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows, ok := s.read[id]
-	if ok {
-		delete(s.read, id)
-		s.readOrder = slices.DeleteFunc(s.readOrder, func(x string) bool { return x == id })
-	}
-	return rows, ok
+	return s.read.take(id)
 }
 
 // storedWindowFrom is Entry.WindowFrom of a stored run: where its end
