@@ -253,16 +253,8 @@ const maxReopen = 100
 // (*SymlinkError): checked with Lstat, opened with O_NOFOLLOW.
 func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 	for range maxReopen {
-		if err := RefuseSymlink(path); err != nil {
-			return nil, err
-		}
-		// stats.jsonl is read by other tools and people, like Locust's own
-		// files; path is the run directory's, chosen by the operator.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|flag, 0o644) // #nosec G302 G304 G703 -- see above
+		f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE|flag, 0o644)
 		if err != nil {
-			if isLinkErr(err) {
-				return nil, &SymlinkError{Path: path}
-			}
 			return nil, err
 		}
 		if err := lockFile(ctx, f); err != nil {
