@@ -279,23 +279,18 @@ func (t *Template) WriteRun(root string, s Series, n int, start int64, write Wri
 	if err != nil {
 		return StoreRun{}, fmt.Errorf("encoding server_summary.json: %w", err)
 	}
-	var jsonl bytes.Buffer
 	out := []artifact.Row{artifact.ServerSummaryRow(md, &r)}
 	for _, row := range rows {
 		row.Timestamp, row.Tag, row.TestName = artifact.DataTimestamp(start), tag, s.Test
 		row.Measurements = varyRow(row, s, shift, packing, noise(5))
 		out = append(out, row)
 	}
-	for _, row := range out {
-		line, err := row.MarshalLine()
-		if err != nil {
-			return StoreRun{}, fmt.Errorf("encoding a %s row: %w", row.Metric, err)
-		}
-		jsonl.Write(line)
-		jsonl.WriteByte('\n')
+	jsonl, err := artifact.EncodeRows(out)
+	if err != nil {
+		return StoreRun{}, fmt.Errorf("encoding %s: %w", runs.FileStatsJSONL, err)
 	}
 	for name, data := range map[string][]byte{
-		runs.FileServerSummary: sum, runs.FileStatsJSONL: jsonl.Bytes(), runs.FilePSISeries: psi,
+		runs.FileServerSummary: sum, runs.FileStatsJSONL: jsonl, runs.FilePSISeries: psi,
 		runs.FileStatus: []byte(`{"locust_exit_code": 0, "stats_generated": true}` + "\n"),
 	} {
 		if err := write(filepath.Join(dir, name), data); err != nil {

@@ -231,7 +231,8 @@ func readBack(s string) string {
 	return out
 }
 
-func encodeRows(rows []Row) ([]byte, error) {
+// EncodeRows is rows as stats.jsonl lines, each ended by '\n'.
+func EncodeRows(rows []Row) ([]byte, error) {
 	var buf []byte
 	for i, r := range rows {
 		line, err := r.MarshalLine()
@@ -297,7 +298,7 @@ func closeLocked(f *os.File) {
 //
 // ctx bounds the wait for the lock.
 func AppendRows(ctx context.Context, path string, rows ...Row) error {
-	data, err := encodeRows(rows)
+	data, err := EncodeRows(rows)
 	if err != nil {
 		return fmt.Errorf("appending to %s: %w", path, err)
 	}
@@ -353,7 +354,7 @@ func AppendRows(ctx context.Context, path string, rows ...Row) error {
 //
 // On Windows the rename can fail while another process has the file open.
 func ReplaceRows(ctx context.Context, path string, match func(line []byte) bool, rows ...Row) (int, error) {
-	data, err := encodeRows(rows)
+	data, err := EncodeRows(rows)
 	if err != nil {
 		return 0, fmt.Errorf("replacing rows in %s: %w", path, err)
 	}
