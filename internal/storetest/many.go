@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -69,23 +68,15 @@ func Template(t testing.TB) (string, string) {
 	if code != cli.ExitOK {
 		t.Fatalf("exporting the template run: exit %d: %s", code, out.String())
 	}
-	f, err := os.OpenFile(filepath.Join(dir, runs.FileStatsJSONL), os.O_APPEND|os.O_WRONLY, 0) // #nosec G304 -- the artifact the export just wrote in the test's directory
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	var locust []artifact.Row
 	for i, ep := range []string{"suspend", "resume", "status", "Aggregated"} {
-		row := artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: "locust_stats",
+		locust = append(locust, artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: "locust_stats",
 			Measurements: artifact.Object{{Key: "name", Value: ep}, {Key: "requests", Value: num(12000 * float64(i+1))},
 				{Key: "failures", Value: num(3 * float64(i))}, {Key: "rps", Value: num(20.5 * float64(i+1))},
-				{Key: "p50_ms", Value: num(31 + float64(i))}, {Key: "p95_ms", Value: num(120 + 7*float64(i))}, {Key: "p99_ms", Value: num(300 + 11*float64(i))}}}
-		line, err := row.MarshalLine()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Write(append(line, '\n')); err != nil {
-			t.Fatal(err)
-		}
+				{Key: "p50_ms", Value: num(31 + float64(i))}, {Key: "p95_ms", Value: num(120 + 7*float64(i))}, {Key: "p99_ms", Value: num(300 + 11*float64(i))}}})
+	}
+	if err := artifact.AppendRows(context.Background(), filepath.Join(dir, runs.FileStatsJSONL), locust...); err != nil {
+		t.Fatalf("appending the Locust rows: %v", err)
 	}
 	return dir, prom.URL
 }
