@@ -1,12 +1,9 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,8 +11,6 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
-	"github.com/substrate/density/pkg/cli"
-	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -59,15 +54,7 @@ func Template(t testing.TB) (string, string) {
 		t.Fatalf("generating the template run: %v", err)
 	}
 	prom := promtest.StartRuns(t, filepath.Join(dir, simrun.OMFile))
-	var out bytes.Buffer
-	code := export.Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", prom.URL,
-		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
-		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
-		"--phase-logs", filepath.Join(dir, simrun.PhaseLogDir),
-		"--no-cluster-facts", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
-	if code != cli.ExitOK {
-		t.Fatalf("exporting the template run: exit %d: %s", code, out.String())
-	}
+	exportSimulated(t, "exporting the template run", dir, prom.URL, tr, "--phase-logs", filepath.Join(dir, simrun.PhaseLogDir))
 	var locust []artifact.Row
 	for i, ep := range []string{"suspend", "resume", "status", "Aggregated"} {
 		locust = append(locust, artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: "locust_stats",
