@@ -257,15 +257,18 @@ func (s *Store) List(ctx context.Context, opts ListOptions) ([]Entry, error) {
 // found from the store's directory names alone, and only the newest limit
 // of them are read. found is how many passed opts.
 func (s *Store) ListNewest(ctx context.Context, opts ListOptions, limit int) (entries []Entry, found int, err error) {
-	tests, err := s.Tests(ctx)
-	if err != nil {
-		return nil, 0, err
+	var tests []string
+	switch {
+	case opts.TestName == "":
+		if tests, err = s.Tests(ctx); err != nil {
+			return nil, 0, err
+		}
+	case ValidSegment(opts.TestName) == nil:
+		// One test's runs: its directory is listed, not every test's name.
+		tests = []string{opts.TestName}
 	}
 	var all []storedRun
 	for _, t := range tests {
-		if opts.TestName != "" && t != opts.TestName {
-			continue
-		}
 		rs, err := s.listTest(ctx, t, opts)
 		if err != nil {
 			return nil, 0, err
