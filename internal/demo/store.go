@@ -192,8 +192,7 @@ func WriteStore(templateDir, ladderDir, root string, now time.Time) (*Store, err
 
 // copyTemplate stores the template run's artifacts as they are.
 func copyTemplate(templateDir, root string, md artifact.ServerMetadata) (StoreRun, error) {
-	dir := filepath.Join(root, "runs", md.TestName, "run_date="+time.Unix(md.Start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(md.Start, 10), "run_tag="+md.Tag)
+	dir := filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: md.TestName, Tag: md.Tag, RunTS: md.Start}.Prefix()))
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -272,8 +271,7 @@ func (t *Template) WriteRun(root string, s Series, n int, start int64, write Wri
 	}
 	r.WorkingSet = ws
 
-	dir := filepath.Join(root, "runs", s.Test, "run_date="+time.Unix(start, 0).UTC().Format("2006-01-02"),
-		"run_ts="+strconv.FormatInt(start, 10), "run_tag="+tag)
+	dir := filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: s.Test, Tag: tag, RunTS: start}.Prefix()))
 	if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- a results store is for others to read, like the export's artifacts
 		return StoreRun{}, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -281,23 +279,18 @@ func (t *Template) WriteRun(root string, s Series, n int, start int64, write Wri
 	if err != nil {
 		return StoreRun{}, fmt.Errorf("encoding server_summary.json: %w", err)
 	}
-	var jsonl bytes.Buffer
 	out := []artifact.Row{artifact.ServerSummaryRow(md, &r)}
 	for _, row := range rows {
 		row.Timestamp, row.Tag, row.TestName = artifact.DataTimestamp(start), tag, s.Test
 		row.Measurements = varyRow(row, s, shift, packing, noise(5))
 		out = append(out, row)
 	}
-	for _, row := range out {
-		line, err := row.MarshalLine()
-		if err != nil {
-			return StoreRun{}, fmt.Errorf("encoding a %s row: %w", row.Metric, err)
-		}
-		jsonl.Write(line)
-		jsonl.WriteByte('\n')
+	jsonl, err := artifact.EncodeRows(out)
+	if err != nil {
+		return StoreRun{}, fmt.Errorf("encoding %s: %w", runs.FileStatsJSONL, err)
 	}
 	for name, data := range map[string][]byte{
-		runs.FileServerSummary: sum, runs.FileStatsJSONL: jsonl.Bytes(), runs.FilePSISeries: psi,
+		runs.FileServerSummary: sum, runs.FileStatsJSONL: jsonl, runs.FilePSISeries: psi,
 		runs.FileStatus: []byte(`{"locust_exit_code": 0, "stats_generated": true}` + "\n"),
 	} {
 		if err := write(filepath.Join(dir, name), data); err != nil {

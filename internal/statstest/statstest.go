@@ -3,7 +3,6 @@
 package statstest
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,29 +38,19 @@ func Line(ts, tag, metric string, kv ...string) string {
 // left out): what `density export` wrote for the run.
 func ServerSummary(t testing.TB, dir string) map[string]*float64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, runs.FileStatsJSONL)) // #nosec G304 -- a run directory the test wrote
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var row struct {
-			Metric       string             `json:"metric"`
-			Measurements map[string]*string `json:"measurements"`
-		}
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatal(err)
-		}
-		if row.Metric != artifact.MetricServerSummary {
+	for _, r := range Rows(t, filepath.Join(dir, runs.FileStatsJSONL)) {
+		if r.Metric != artifact.MetricServerSummary {
 			continue
 		}
 		out := map[string]*float64{}
-		for k, v := range row.Measurements {
-			if v == nil {
-				out[k] = nil
-				continue
-			}
-			if n, err := runs.ParsePyFloat(*v); err == nil {
-				out[k] = &n
+		for _, f := range r.Measurements {
+			switch v := f.Value.(type) {
+			case nil:
+				out[f.Key] = nil
+			case string:
+				if n, err := runs.ParsePyFloat(v); err == nil {
+					out[f.Key] = &n
+				}
 			}
 		}
 		return out

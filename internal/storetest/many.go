@@ -1,13 +1,9 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,8 +11,6 @@ import (
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/artifact"
-	"github.com/substrate/density/pkg/cli"
-	"github.com/substrate/density/pkg/export"
 	"github.com/substrate/density/pkg/runs"
 )
 
@@ -60,32 +54,16 @@ func Template(t testing.TB) (string, string) {
 		t.Fatalf("generating the template run: %v", err)
 	}
 	prom := promtest.StartRuns(t, filepath.Join(dir, simrun.OMFile))
-	var out bytes.Buffer
-	code := export.Main(context.Background(), []string{"--run-dir", dir, "--prometheus-url", prom.URL,
-		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
-		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
-		"--phase-logs", filepath.Join(dir, simrun.PhaseLogDir),
-		"--no-cluster-facts", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
-	if code != cli.ExitOK {
-		t.Fatalf("exporting the template run: exit %d: %s", code, out.String())
-	}
-	f, err := os.OpenFile(filepath.Join(dir, runs.FileStatsJSONL), os.O_APPEND|os.O_WRONLY, 0) // #nosec G304 -- the artifact the export just wrote in the test's directory
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	exportSimulated(t, "exporting the template run", dir, prom.URL, tr, "--phase-logs", filepath.Join(dir, simrun.PhaseLogDir))
+	var locust []artifact.Row
 	for i, ep := range []string{"suspend", "resume", "status", "Aggregated"} {
-		row := artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: "locust_stats",
+		locust = append(locust, artifact.Row{Timestamp: artifact.DataTimestamp(tr.Start), Tag: tr.Tag, TestName: tr.TestName, Metric: "locust_stats",
 			Measurements: artifact.Object{{Key: "name", Value: ep}, {Key: "requests", Value: num(12000 * float64(i+1))},
 				{Key: "failures", Value: num(3 * float64(i))}, {Key: "rps", Value: num(20.5 * float64(i+1))},
-				{Key: "p50_ms", Value: num(31 + float64(i))}, {Key: "p95_ms", Value: num(120 + 7*float64(i))}, {Key: "p99_ms", Value: num(300 + 11*float64(i))}}}
-		line, err := row.MarshalLine()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Write(append(line, '\n')); err != nil {
-			t.Fatal(err)
-		}
+				{Key: "p50_ms", Value: num(31 + float64(i))}, {Key: "p95_ms", Value: num(120 + 7*float64(i))}, {Key: "p99_ms", Value: num(300 + 11*float64(i))}}})
+	}
+	if err := artifact.AppendRows(context.Background(), filepath.Join(dir, runs.FileStatsJSONL), locust...); err != nil {
+		t.Fatalf("appending the Locust rows: %v", err)
 	}
 	return dir, prom.URL
 }

@@ -115,8 +115,7 @@ func Build(t testing.TB, o Options) *Store {
 		oms = append(oms, filepath.Join(dir, simrun.OMFile))
 		st.Runs = append(st.Runs, Run{
 			ID: runs.StoreRunID(o.TestName, tr.Start, tr.Tag), Tag: tr.Tag, Start: tr.Start,
-			Dir: filepath.Join(root, "runs", o.TestName, "run_date="+time.Unix(tr.Start, 0).UTC().Format("2006-01-02"),
-				"run_ts="+strconv.FormatInt(tr.Start, 10), "run_tag="+tr.Tag),
+			Dir:  filepath.Join(root, filepath.FromSlash(runs.StorePath{TestName: o.TestName, Tag: tr.Tag, RunTS: tr.Start}.Prefix())),
 			Slow: sc.RestoreSlowdown > 0, Truth: tr,
 		})
 	}
@@ -137,15 +136,7 @@ func Build(t testing.TB, o Options) *Store {
 // stats_history.csv.
 func exportRun(t testing.TB, promURL, genDir string, r Run) {
 	t.Helper()
-	tr := r.Truth
-	var out bytes.Buffer
-	code := export.Main(context.Background(), []string{"--run-dir", genDir, "--prometheus-url", promURL,
-		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
-		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag,
-		"--no-cluster-facts", "--no-phase-breakdown", "--no-report", "--no-wait"}, export.DefaultEnv(io.Discard, &out))
-	if code != cli.ExitOK {
-		t.Fatalf("export of %s: exit %d: %s", r.ID, code, out.String())
-	}
+	exportSimulated(t, "export of "+r.ID, genDir, promURL, r.Truth, "--no-phase-breakdown")
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil { // #nosec G301 -- output directories are for others to read
 		t.Fatal(err)
 	}
@@ -161,5 +152,22 @@ func exportRun(t testing.TB, promURL, genDir string, r Run) {
 	status := []byte(`{"locust_exit_code": 0, "stats_generated": true}` + "\n")
 	if err := os.WriteFile(filepath.Join(r.Dir, runs.FileStatus), status, 0o644); err != nil { // #nosec G306 -- files written are artifacts or fixtures for others to read
 		t.Fatal(err)
+	}
+}
+
+// exportSimulated runs the real `density export` on the simulated run
+// tr generated in dir, against the Prometheus holding it, without cluster
+// facts, report or wait, plus the flags extra; a failed export fails the
+// test, named by what.
+func exportSimulated(t testing.TB, what, dir, promURL string, tr *simrun.Truth, extra ...string) {
+	t.Helper()
+	args := append([]string{"--run-dir", dir, "--prometheus-url", promURL,
+		"--start", strconv.FormatInt(tr.Start, 10), "--end", strconv.FormatInt(tr.End, 10),
+		"--atelet-lag-s", strconv.FormatInt(tr.LagS, 10), "--test-name", tr.TestName, "--tag", tr.Tag},
+		extra...)
+	args = append(args, "--no-cluster-facts", "--no-report", "--no-wait")
+	var out bytes.Buffer
+	if code := export.Main(context.Background(), args, export.DefaultEnv(io.Discard, &out)); code != cli.ExitOK {
+		t.Fatalf("%s: exit %d: %s", what, code, out.String())
 	}
 }

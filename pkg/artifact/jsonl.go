@@ -231,7 +231,8 @@ func readBack(s string) string {
 	return out
 }
 
-func encodeRows(rows []Row) ([]byte, error) {
+// EncodeRows is rows as stats.jsonl lines, each ended by '\n'.
+func EncodeRows(rows []Row) ([]byte, error) {
 	var buf []byte
 	for i, r := range rows {
 		line, err := r.MarshalLine()
@@ -253,16 +254,8 @@ const maxReopen = 100
 // (*SymlinkError): checked with Lstat, opened with O_NOFOLLOW.
 func openLocked(ctx context.Context, path string, flag int) (*os.File, error) {
 	for range maxReopen {
-		if err := RefuseSymlink(path); err != nil {
-			return nil, err
-		}
-		// stats.jsonl is read by other tools and people, like Locust's own
-		// files; path is the run directory's, chosen by the operator.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|flag, 0o644) // #nosec G302 G304 G703 -- see above
+		f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE|flag, 0o644)
 		if err != nil {
-			if isLinkErr(err) {
-				return nil, &SymlinkError{Path: path}
-			}
 			return nil, err
 		}
 		if err := lockFile(ctx, f); err != nil {
@@ -305,7 +298,7 @@ func closeLocked(f *os.File) {
 //
 // ctx bounds the wait for the lock.
 func AppendRows(ctx context.Context, path string, rows ...Row) error {
-	data, err := encodeRows(rows)
+	data, err := EncodeRows(rows)
 	if err != nil {
 		return fmt.Errorf("appending to %s: %w", path, err)
 	}
@@ -361,7 +354,7 @@ func AppendRows(ctx context.Context, path string, rows ...Row) error {
 //
 // On Windows the rename can fail while another process has the file open.
 func ReplaceRows(ctx context.Context, path string, match func(line []byte) bool, rows ...Row) (int, error) {
-	data, err := encodeRows(rows)
+	data, err := EncodeRows(rows)
 	if err != nil {
 		return 0, fmt.Errorf("replacing rows in %s: %w", path, err)
 	}

@@ -31,8 +31,15 @@ func psiResourceKeys() []string {
 	return keys
 }
 
-// psiBandKeys are the band keys in file order (the datasource's band names).
-var psiBandKeys = [...]string{"min", "p50", "p90", "p99", "max"}
+// psiBandKeys are the band keys in file order: harvest's band names (the
+// datasource's too).
+func psiBandKeys() []string {
+	var keys []string
+	for _, b := range harvest.PSIBandList() {
+		keys = append(keys, b.Name)
+	}
+	return keys
+}
 
 func (s *PSIScope) resources() [3]*harvest.PSIBandSet {
 	return [3]*harvest.PSIBandSet{&s.CPU, &s.Mem, &s.IO}
@@ -97,9 +104,10 @@ func (d *PSISeries) Object() Object {
 }
 
 func psiBandSetObject(b *harvest.PSIBandSet) Object {
-	bs := make(Object, 0, 5)
+	keys := psiBandKeys()
+	bs := make(Object, 0, len(keys))
 	for i, p := range psiBandSlices(b) {
-		bs = append(bs, Field{psiBandKeys[i], *p})
+		bs = append(bs, Field{keys[i], *p})
 	}
 	top := make([]any, len(b.Top))
 	for i, s := range b.Top {
@@ -197,12 +205,13 @@ func readPSIBandSet(v any, path string, b *harvest.PSIBandSet) error {
 	}
 	n := len(ts)
 
-	bo, err := psiExactObject(o[2], path+".bands", psiBandKeys[:]...)
+	bandKeys := psiBandKeys()
+	bo, err := psiExactObject(o[2], path+".bands", bandKeys...)
 	if err != nil {
 		return err
 	}
 	for i, dst := range psiBandSlices(b) {
-		if *dst, err = readPSIValues(bo[i], path+".bands."+psiBandKeys[i], n); err != nil {
+		if *dst, err = readPSIValues(bo[i], path+".bands."+bandKeys[i], n); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/substrate/density/pkg/cluster"
 	"github.com/substrate/density/pkg/phases"
@@ -48,7 +47,7 @@ func readPhases(ctx context.Context, k Kubernetes, src PhaseSource) *Phases {
 	res := &Phases{}
 	col := phases.NewCollector()
 	col.DropAfter(src.DropAfterUS)
-	var summary phases.Summary
+	var podsRead, podsFailed *int // nil when the records came from files
 	if src.FromFiles {
 		files, err := phases.LogFiles(src.Files)
 		if err != nil { // validated before; the files may have gone since
@@ -65,7 +64,7 @@ func readPhases(ctx context.Context, k Kubernetes, src PhaseSource) *Phases {
 		}
 		lr := cluster.ReadPodLogs(ctx, k.Client, src.Logs,
 			func(r io.Reader, s cluster.LogSource) error { return col.ReadWhole(r, s.String()) })
-		summary.PodsRead, summary.PodsFailed = &lr.PodsRead, &lr.PodsFailed
+		podsRead, podsFailed = &lr.PodsRead, &lr.PodsFailed
 		res.Notices = append(res.Notices, lr.Notices...)
 	}
 	res.Read = true
@@ -76,14 +75,14 @@ func readPhases(ctx context.Context, k Kubernetes, src PhaseSource) *Phases {
 	groups := phases.Groups(col.Records)
 	res.Notices = append(res.Notices, phases.Collisions(groups)...)
 	s := phases.Summarize(col.Records)
-	s.PodsRead, s.PodsFailed = summary.PodsRead, summary.PodsFailed
+	s.PodsRead, s.PodsFailed = podsRead, podsFailed
 	s.Suspend = locustCounts(src.Stats, phases.LocustSuspend)
 	s.Resume = locustCounts(src.Stats, phases.LocustResume)
 	res.Notices = append(res.Notices, phases.Warnings(s, len(groups))...)
-	res.Groups = slices.Clone(groups)
-	for i := range res.Groups {
-		res.Groups[i] = res.Groups[i].AsWritten()
+	for i := range groups {
+		groups[i] = groups[i].AsWritten()
 	}
+	res.Groups = groups
 	res.Summary = s
 	return res
 }

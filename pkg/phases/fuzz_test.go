@@ -44,8 +44,8 @@ func FuzzReadLog(f *testing.F) {
 			}
 		}
 		Analyze(c.Records)
-		rows, _ := Rows(RunKey{"1", "t", "n"}, Groups(c.Records))
-		for _, r := range append(rows, SummaryRow(RunKey{"1", "t", "n"}, Summarize(c.Records))) {
+		rows, _ := Rows(RunKey{Timestamp: "1", Tag: "t", TestName: "n"}, Groups(c.Records))
+		for _, r := range append(rows, SummaryRow(RunKey{Timestamp: "1", Tag: "t", TestName: "n"}, Summarize(c.Records))) {
 			if _, err := r.MarshalLine(); err != nil {
 				t.Fatal(err)
 			}

@@ -16,9 +16,7 @@ const MetricSummary = artifact.MetricPhaseSummary
 func IsFamilyMetric(metric string) bool { return artifact.FamilyOf(metric) == artifact.FamilyPhases }
 
 // RunKey is what every row of a run repeats.
-type RunKey struct {
-	Timestamp, Tag, TestName string
-}
+type RunKey = artifact.RunKey
 
 // none is a dimension's text in rows: an empty or "-" dimension is "none".
 func none(s string) string {

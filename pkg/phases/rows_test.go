@@ -26,7 +26,7 @@ func TestMetricName(t *testing.T) {
 }
 
 func TestRows(t *testing.T) {
-	key := RunKey{"1790157600", "tag", "density"}
+	key := RunKey{Timestamp: "1790157600", Tag: "tag", TestName: "density"}
 	groups := []Group{
 		{Layer: "atelet", Op: "restore", Class: "microvm", Kind: "latest", Scope: "full", Phase: "download", Count: 1, P50: 2400, P90: 2400, P95: 2400, Max: 2400},
 		{Layer: "ateom", Op: "restore", Class: "-", Kind: "a b", Scope: "-", Phase: "total", Count: 2, P50: 1.5, P90: 1e-05, P95: 0, Max: 123456789.125},
@@ -65,7 +65,7 @@ func TestRows(t *testing.T) {
 }
 
 func TestSummaryRowAndWarnings(t *testing.T) {
-	key := RunKey{"1", "t", "n"}
+	key := RunKey{Timestamp: "1", Tag: "t", TestName: "n"}
 	two, zero := 2, 0
 	cases := []struct {
 		name     string
@@ -114,7 +114,7 @@ func TestEndToEnd(t *testing.T) {
 	if pairs(c.Records)[0] != 1 || pairs(c.Records)[2] != 3 {
 		t.Fatalf("pairs %v", pairs(c.Records))
 	}
-	rows, _ := Rows(RunKey{"1", "t", "n"}, Groups(c.Records))
+	rows, _ := Rows(RunKey{Timestamp: "1", Tag: "t", TestName: "n"}, Groups(c.Records))
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Metric)

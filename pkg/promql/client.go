@@ -39,7 +39,7 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("promql: parsing the Prometheus URL: %w", redactURLError(err))
+		return nil, fmt.Errorf("promql: parsing the Prometheus URL: %w", endpoint.RedactError(err)) // the URL may hold user info and a token
 	}
 	if !endpoint.IsHTTP(cfg.URL) {
 		return nil, fmt.Errorf("promql: Prometheus URL %q must be http(s)://host[:port][/path]", endpoint.Redact(cfg.URL))
@@ -132,10 +132,6 @@ func sameOrigin(caller func(*http.Request, []*http.Request) error) func(*http.Re
 		return caller(req, via)
 	}
 }
-
-// redactURLError is err with the URL it names (which may hold user info
-// and a token in its query string) reduced to scheme, host and path.
-func redactURLError(err error) error { return endpoint.RedactError(err) }
 
 // Recording returns a client sharing c's HTTP client and in-flight limiter
 // that also appends each query to log (log may be shared by goroutines).

@@ -66,6 +66,14 @@ func ParseStorePath(path string) (StorePath, bool) {
 	return StorePath{TestName: segs[1], Tag: tag, RunTS: n}, true
 }
 
+// Prefix is the run's prefix in the store layout (the inverse of
+// ParseStorePath): runs/<test_name>/run_date=<date>/run_ts=<run_ts>/run_tag=<tag>/,
+// run_date being run_ts's UTC date.
+func (p StorePath) Prefix() string {
+	return storeRunsDir + p.TestName + "/" + storeDateKey + time.Unix(p.RunTS, 0).UTC().Format(storeDateForm) + "/" +
+		storeTSKey + strconv.FormatInt(p.RunTS, 10) + "/" + storeTagKey + p.Tag + "/"
+}
+
 func allDigits(s string) bool {
 	for _, c := range s {
 		if c < '0' || c > '9' {
@@ -97,14 +105,11 @@ type Store struct {
 	listPage int
 
 	mu    sync.Mutex
-	cache map[string]Entry // finished runs by id
-	order []string         // insertion order, for eviction
+	cache fifo[Entry] // finished runs by id
 	// read are the rows of finished runs whose stats.jsonl describe read
 	// (a run without server_summary.json), kept until Read takes them so
-	// that listing then reading a run opens the file once; readOrder is
-	// their insertion order, for the storeCacheSize bound.
-	read      map[string]artifact.RunRows
-	readOrder []string
+	// that listing then reading a run opens the file once.
+	read fifo[artifact.RunRows]
 	// rowsRead, when set (OnRowsRead), takes those rows instead of read.
 	rowsRead func(Entry, artifact.RunRows)
 	// opened counts the objects opened for reading (Opened).
@@ -128,7 +133,7 @@ func OpenStore(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening results store %s: %w", where, err)
 	}
-	return &Store{bucket: b, where: where, cache: map[string]Entry{}, read: map[string]artifact.RunRows{}}, nil
+	return &Store{bucket: b, where: where}, nil
 }
 
 // StoreSchemes are the results-store URL schemes OpenStore takes (an
@@ -252,15 +257,18 @@ func (s *Store) List(ctx context.Context, opts ListOptions) ([]Entry, error) {
 // found from the store's directory names alone, and only the newest limit
 // of them are read. found is how many passed opts.
 func (s *Store) ListNewest(ctx context.Context, opts ListOptions, limit int) (entries []Entry, found int, err error) {
-	tests, err := s.Tests(ctx)
-	if err != nil {
-		return nil, 0, err
+	var tests []string
+	switch {
+	case opts.TestName == "":
+		if tests, err = s.Tests(ctx); err != nil {
+			return nil, 0, err
+		}
+	case ValidSegment(opts.TestName) == nil:
+		// One test's runs: its directory is listed, not every test's name.
+		tests = []string{opts.TestName}
 	}
 	var all []storedRun
 	for _, t := range tests {
-		if opts.TestName != "" && t != opts.TestName {
-			continue
-		}
 		rs, err := s.listTest(ctx, t, opts)
 		if err != nil {
 			return nil, 0, err
@@ -367,7 +375,7 @@ func (s *Store) Get(ctx context.Context, id RunID) (Entry, error) {
 	}
 	testPrefix := storeRunsDir + id.TestName + "/"
 	tsPart := storeTSKey + strconv.FormatInt(id.RunTS, 10) + "/" + storeTagKey + id.Tag + "/"
-	guess := testPrefix + storeDateKey + time.Unix(id.RunTS, 0).UTC().Format(storeDateForm) + "/" + tsPart
+	guess := StorePath{TestName: id.TestName, Tag: id.Tag, RunTS: id.RunTS}.Prefix()
 	run := storedRun{test: id.TestName, tag: id.Tag, ts: id.RunTS}
 	ok, err := s.hasObjects(ctx, guess)
 	if err != nil {
@@ -465,22 +473,47 @@ func (s *Store) describeAll(ctx context.Context, found []storedRun) ([]Entry, er
 func (s *Store) cached(id string) (Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.cache[id]
+	e, ok := s.cache.m[id]
 	return e, ok
 }
 
 func (s *Store) remember(e Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.cache[e.ID]; ok {
+	s.cache.put(e.ID, e)
+}
+
+// fifo is a map of at most storeCacheSize values by id that forgets the
+// oldest put first; the Store's mutex guards it.
+type fifo[V any] struct {
+	m     map[string]V
+	order []string // insertion order, for eviction
+}
+
+// put keeps v under id unless id is already kept.
+func (f *fifo[V]) put(id string, v V) {
+	if _, ok := f.m[id]; ok {
 		return
 	}
-	if len(s.order) >= storeCacheSize {
-		delete(s.cache, s.order[0])
-		s.order = s.order[1:]
+	if f.m == nil {
+		f.m = map[string]V{}
 	}
-	s.cache[e.ID] = e
-	s.order = append(s.order, e.ID)
+	if len(f.order) >= storeCacheSize {
+		delete(f.m, f.order[0])
+		f.order = f.order[1:]
+	}
+	f.m[id] = v
+	f.order = append(f.order, id)
+}
+
+// take returns and forgets the value kept under id.
+func (f *fifo[V]) take(id string) (V, bool) {
+	v, ok := f.m[id]
+	if ok {
+		delete(f.m, id)
+		f.order = slices.DeleteFunc(f.order, func(x string) bool { return x == id })
+	}
+	return v, ok
 }
 
 // describe reads what a run's listing row needs: its file names, status.json,
@@ -672,15 +705,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (s *Store) keepRead(id string, rows artifact.RunRows) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.read[id]; ok {
-		return
-	}
-	if len(s.readOrder) >= storeCacheSize {
-		delete(s.read, s.readOrder[0])
-		s.readOrder = s.readOrder[1:]
-	}
-	s.read[id] = rows
-	s.readOrder = append(s.readOrder, id)
+	s.read.put(id, rows)
 }
 
 // OnRowsRead hands the rows of a finished run whose stats.jsonl a
@@ -695,12 +720,7 @@ func (s *Store) OnRowsRead(f func(Entry, artifact.RunRows)) { s.rowsRead = f }
 func (s *Store) takeRead(id string) (artifact.RunRows, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows, ok := s.read[id]
-	if ok {
-		delete(s.read, id)
-		s.readOrder = slices.DeleteFunc(s.readOrder, func(x string) bool { return x == id })
-	}
-	return rows, ok
+	return s.read.take(id)
 }
 
 // storedWindowFrom is Entry.WindowFrom of a stored run: where its end

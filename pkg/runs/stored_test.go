@@ -202,6 +202,13 @@ func TestParseStorePath(t *testing.T) {
 			t.Errorf("%s: %q, want %q", path, got, want)
 		}
 	}
+	p := StorePath{TestName: "t", Tag: "abc", RunTS: 1710237600}
+	if got, want := p.Prefix(), "runs/t/run_date=2024-03-12/run_ts=1710237600/run_tag=abc/"; got != want {
+		t.Errorf("Prefix: %q, want %q", got, want)
+	}
+	if back, ok := ParseStorePath(p.Prefix()); !ok || back != p {
+		t.Errorf("ParseStorePath(Prefix) = %+v %v, want %+v", back, ok, p)
+	}
 }
 
 // notices.json is read back as its entries; a run without one records

@@ -99,12 +99,9 @@ func RunFromRows(rows []artifact.Row) Run {
 // are kept as null.
 func RunFromRunRows(rr artifact.RunRows) Run {
 	run := Run{TestName: rr.Key.TestName, Tag: rr.Key.Tag, Timestamp: rr.Key.Timestamp}
-	rows := rr.All()
+	rr.Gates = nil // verdicts are not measurements
 	seen := map[string]bool{}
-	for _, r := range rows {
-		if IsGateMetric(r.Metric) {
-			continue
-		}
+	for _, r := range rr.All() {
 		for _, f := range r.Measurements {
 			k := flatKey(r.Metric, f.Key)
 			if seen[k] {
