@@ -7,7 +7,6 @@ package verdicts
 import (
 	"strings"
 
-	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/clusterfacts"
 	"github.com/substrate/density/pkg/frontier"
 	"github.com/substrate/density/pkg/harvest"
@@ -128,13 +127,37 @@ var knownKeys = func() map[string]bool {
 	return m
 }()
 
-// serverSummaryKeys are the server_summary row's flat keys, from the
-// artifact's own table of them (the one its row reader checks a row by).
+// serverSummaryKeys are the server_summary row's flat keys.
 func serverSummaryKeys() []string {
-	ms := artifact.ServerSummaryValues(harvest.EmptyResult())
-	ks := make([]string, len(ms))
-	for i, m := range ms {
-		ks[i] = m.Key
+	ps := []string{"p50", "p90", "p95", "p99"}
+	var ks []string
+	for _, p := range ps {
+		ks = append(ks, "cluster_packing_"+p)
+	}
+	for _, res := range harvest.PSIResources() {
+		for _, p := range ps {
+			ks = append(ks, "psi_"+res.Key+"_stall_"+p, "pod_psi_"+res.Key+"_stall_"+p)
+		}
+	}
+	for _, f := range (&harvest.Snapshots{}).Fields() {
+		switch {
+		case f.Key == "checkpoints_cumulative": // server_summary.json only
+		case strings.HasPrefix(f.Key, "size_"):
+			ks = append(ks, "snapshot_"+f.Key)
+		default:
+			ks = append(ks, f.Key)
+		}
+	}
+	for _, p := range ps {
+		ks = append(ks, "active_actors_"+p)
+	}
+	for _, b := range harvest.WorkingSetBlocks() {
+		for _, p := range append(ps, "max") {
+			ks = append(ks, "working_set_"+b+"_"+p+"_gb")
+		}
+	}
+	for _, k := range harvest.OOMKeys() {
+		ks = append(ks, "oom_events_"+k)
 	}
 	return ks
 }
