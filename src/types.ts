@@ -60,8 +60,6 @@ export const QUERY_TYPE_KEYS: Record<QueryType, Array<keyof DensityQuery>> = {
 /** summary, gates, ladder: tables (the default) or numeric frames for alert rules. */
 export const FORMATS = ['table', 'numeric'] as const;
 export type Format = (typeof FORMATS)[number];
-/** The types that take format, keys and labels. */
-export const NUMERIC_TYPES: QueryType[] = ['summary', 'gates', 'ladder'];
 /** Numeric frames: only the stable labels (absent), or also run and tag. */
 export const LABEL_MODES = ['run'] as const;
 export type LabelMode = (typeof LABEL_MODES)[number];
@@ -85,8 +83,6 @@ export type PhaseLayer = (typeof PHASE_LAYERS)[number];
 /** Per-run time series: absolute times, or each run's steady start on the range's start (verdicts.md "Overlaying runs"). */
 export const ALIGN_MODES = ['absolute', 'elapsed'] as const;
 export type AlignMode = (typeof ALIGN_MODES)[number];
-/** The query types whose time series take align. */
-export const ALIGNED_TYPES: QueryType[] = ['packing', 'psi', 'activeActors', 'workingSet'];
 
 export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
 export type Block = (typeof BLOCKS)[number];
