@@ -20,7 +20,7 @@ export const RUN_LATEST_OPTION: ComboboxOption<string> = {
 
 const DEFAULT_SPECIAL = [RUN_RANGE_OPTION, RUN_LATEST_OPTION];
 
-interface Props {
+export interface RunPickerProps {
   datasource: Pick<DataSource, 'listRuns'>;
   value: string | string[] | undefined;
   onChange: (run: string) => void;
@@ -46,7 +46,7 @@ export function RunPicker({
   width = 60,
   special = DEFAULT_SPECIAL,
   placeholder = RUN_RANGE_OPTION.label,
-}: Props) {
+}: RunPickerProps) {
   // Re-list when the dashboard range moves, not on every re-render; the
   // previous list stays visible while the new one loads.
   const key = `${rangeKey(range, 'from')}|${rangeKey(range, 'to')}`;

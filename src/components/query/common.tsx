@@ -4,7 +4,7 @@ import { ComboboxOption, InlineField, InlineFieldRow, InlineSwitch, Input, Radio
 
 import type { DataSource } from '../../datasource';
 import { AlignMode, DensityQuery, Format, RUN_LATEST, RUN_RANGE } from '../../types';
-import { RunPicker } from '../RunPicker';
+import { RunPicker, RunPickerProps } from '../RunPicker';
 
 /**
  * What the query editor hands each query type's editor: the query, a change
@@ -36,6 +36,21 @@ export function withKey<K extends keyof DensityQuery>(
   return next;
 }
 
+interface RunPickerFieldProps extends RunPickerProps {
+  label: string;
+  inputId: string;
+  tooltip: string;
+}
+
+/** A labelled run picker: the run a type reads, gates' baseline, compare's two runs. */
+export function RunPickerField({ label, inputId, tooltip, ...picker }: RunPickerFieldProps) {
+  return (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={inputId} tooltip={tooltip}>
+      <RunPicker inputId={inputId} {...picker} />
+    </InlineField>
+  );
+}
+
 interface RunFieldProps extends TypeEditorProps {
   /** The options listed before the variables and runs (RunPicker's default: range and latest). */
   special?: Array<ComboboxOption<string>>;
@@ -48,21 +63,16 @@ interface RunFieldProps extends TypeEditorProps {
 export function RunField({ query, change, datasource, range, special, fallback = RUN_RANGE, tooltip }: RunFieldProps) {
   return (
     <InlineFieldRow>
-      <InlineField
+      <RunPickerField
         label="Run"
-        labelWidth={LABEL_WIDTH}
-        htmlFor="density-query-run"
+        inputId="density-query-run"
         tooltip={tooltip ?? 'A run id, the latest run, a dashboard variable such as $run, or the dashboard time range'}
-      >
-        <RunPicker
-          inputId="density-query-run"
-          datasource={datasource}
-          value={query.run ?? fallback}
-          range={range}
-          special={special}
-          onChange={(run) => change({ ...query, run })}
-        />
-      </InlineField>
+        datasource={datasource}
+        value={query.run ?? fallback}
+        range={range}
+        special={special}
+        onChange={(run) => change({ ...query, run })}
+      />
     </InlineFieldRow>
   );
 }
