@@ -30,6 +30,8 @@ export type QueryType = (typeof QUERY_TYPES)[number];
 
 /** The types that read no run: compare names its two runs, changePoints a test name over the range, freshness every test. */
 export const RUNLESS_TYPES: QueryType[] = ['tests', 'compare', 'changePoints', 'freshness'];
+/** The types that always take a test-name/tag filter (any other type that reads a run takes it for run latest). */
+export const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
 /**
  * The option keys of each query type besides run, testName and tag (which
  * every type that reads a run takes). Checked against the schema

@@ -7,7 +7,7 @@ export function AnnotationsEditor(props: TypeEditorProps) {
   return (
     <>
       <RunField {...props} />
-      <TestFilter {...props} always />
+      <TestFilter {...props} />
     </>
   );
 }

@@ -7,7 +7,7 @@ export function FrontierEditor(props: TypeEditorProps) {
   return (
     <>
       <RunField {...props} />
-      <TestFilter {...props} always />
+      <TestFilter {...props} />
     </>
   );
 }

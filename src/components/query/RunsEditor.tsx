@@ -7,7 +7,7 @@ export function RunsEditor(props: TypeEditorProps) {
   return (
     <>
       <RunField {...props} />
-      <TestFilter {...props} always />
+      <TestFilter {...props} />
     </>
   );
 }

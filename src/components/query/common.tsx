@@ -3,7 +3,7 @@ import { SelectableValue, TimeRange } from '@grafana/data';
 import { ComboboxOption, InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 
 import type { DataSource } from '../../datasource';
-import { AlignMode, DensityQuery, Format, RUN_LATEST, RUN_RANGE } from '../../types';
+import { AlignMode, DensityQuery, FILTERED_TYPES, Format, RUN_LATEST, RUN_RANGE } from '../../types';
 import { RunPicker, RunPickerProps } from '../RunPicker';
 
 /**
@@ -100,14 +100,13 @@ export function TestNameField({ query, change, onRunQuery, tooltip, placeholder 
   );
 }
 
-interface TestFilterProps extends TypeEditorProps {
-  /** Shown whatever the run (runs, frontier, summary, annotations); otherwise only for run latest. */
-  always?: boolean;
-}
-
-/** Test name and tag: a filter of the listed runs, or what run latest is narrowed to. */
-export function TestFilter(props: TestFilterProps) {
-  const { query, change, onRunQuery, always } = props;
+/**
+ * Test name and tag: a filter of the listed runs (FILTERED_TYPES, whatever
+ * the run), or what run latest is narrowed to (any other type).
+ */
+export function TestFilter(props: TypeEditorProps) {
+  const { query, change, onRunQuery } = props;
+  const always = query.queryType !== undefined && FILTERED_TYPES.includes(query.queryType);
   if (!always && query.run !== RUN_LATEST) {
     return null;
   }
