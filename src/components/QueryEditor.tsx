@@ -95,7 +95,7 @@ const ALL_TYPE_KEYS: Array<keyof DensityQuery> = [
 
 /**
  * The query editor: the query-type picker and the chosen type's editor
- * (src/components/query/, one per type, from EDITORS). A type change keeps
+ * (src/components/query/, chosen from EDITORS). A type change keeps
  * only the keys the new type takes and writes its defaults.
  */
 export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: Props) {
