@@ -7,7 +7,7 @@ import type { DataSource } from '../datasource';
 import { runLabel } from '../runs';
 import { RUN_LATEST, RUN_RANGE, RunInfo } from '../types';
 
-export const RUN_RANGE_OPTION: ComboboxOption<string> = {
+const RUN_RANGE_OPTION: ComboboxOption<string> = {
   value: RUN_RANGE,
   label: 'Dashboard time range',
   description: 'The dashboard range is the run window; for runs, frontier and summary: every run starting in it',

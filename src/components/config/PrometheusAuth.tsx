@@ -10,7 +10,7 @@ import { LABEL_WIDTH, SectionProps } from './fields';
 type Settings = DataSourceSettings<DensityOptions, DensitySecureJsonData>;
 
 /** The bearer-token method added to plugin-ui's auth picker (value: secureJsonData.bearerToken). */
-export const BEARER_METHOD = 'custom-bearer' as const;
+const BEARER_METHOD = 'custom-bearer' as const;
 
 /**
  * Prometheus authentication through plugin-ui's Auth (basic auth, TLS,
