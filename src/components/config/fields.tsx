@@ -107,10 +107,11 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
       secureJsonFields: { ...secureFields, [key]: false },
     });
 
-  const secretInput = (key: SecretKey, id: string, placeholder: string) => (
+  /** A write-only secret on one line; Reset forgets a configured one. */
+  const secretInput = (key: SecretKey, id: string, placeholder: string, width = INPUT_WIDTH) => (
     <SecretInput
       id={id}
-      width={INPUT_WIDTH}
+      width={width}
       isConfigured={Boolean(secureFields[key])}
       value={secureData[key] ?? ''}
       placeholder={placeholder}
@@ -198,5 +199,5 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
     </InlineField>
   );
 
-  return { setJson, onMaxResponseMiB, secretField, switchField, textField, numberField, yamlField };
+  return { setJson, onMaxResponseMiB, secretInput, secretField, switchField, textField, numberField, yamlField };
 }
