@@ -30,6 +30,8 @@ export type QueryType = (typeof QUERY_TYPES)[number];
 
 /** The types that read no run: compare names its two runs, changePoints a test name over the range, freshness every test. */
 export const RUNLESS_TYPES: QueryType[] = ['tests', 'compare', 'changePoints', 'freshness'];
+/** The types that always take a test-name/tag filter (any other type that reads a run takes it for run latest). */
+export const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
 /**
  * The option keys of each query type besides run, testName and tag (which
  * every type that reads a run takes). Checked against the schema
@@ -60,8 +62,6 @@ export const QUERY_TYPE_KEYS: Record<QueryType, Array<keyof DensityQuery>> = {
 /** summary, gates, ladder: tables (the default) or numeric frames for alert rules. */
 export const FORMATS = ['table', 'numeric'] as const;
 export type Format = (typeof FORMATS)[number];
-/** The types that take format, keys and labels. */
-export const NUMERIC_TYPES: QueryType[] = ['summary', 'gates', 'ladder'];
 /** Numeric frames: only the stable labels (absent), or also run and tag. */
 export const LABEL_MODES = ['run'] as const;
 export type LabelMode = (typeof LABEL_MODES)[number];
@@ -85,8 +85,6 @@ export type PhaseLayer = (typeof PHASE_LAYERS)[number];
 /** Per-run time series: absolute times, or each run's steady start on the range's start (verdicts.md "Overlaying runs"). */
 export const ALIGN_MODES = ['absolute', 'elapsed'] as const;
 export type AlignMode = (typeof ALIGN_MODES)[number];
-/** The query types whose time series take align. */
-export const ALIGNED_TYPES: QueryType[] = ['packing', 'psi', 'activeActors', 'workingSet'];
 
 export const BLOCKS = ['node', 'worker', 'atelet', 'actor', 'per_actor'] as const;
 export type Block = (typeof BLOCKS)[number];

@@ -4,6 +4,7 @@ import { InlineField, InlineFieldRow, InlineSwitch, Input, Stack, Text } from '@
 
 import type { DataSource } from '../datasource';
 import { DensityOptions, DensityQuery, RUN_RANGE } from '../types';
+import { withKey } from './query/common';
 import { RunPicker } from './RunPicker';
 
 type Props = QueryEditorProps<DataSource, DensityQuery, DensityOptions>;
@@ -22,26 +23,11 @@ type SwitchKey = 'ladderSteps' | 'changePoints';
 export function AnnotationQueryEditor({ query, onChange, datasource, range }: Props) {
   const change = (next: Partial<DensityQuery>) => onChange({ ...query, ...next, queryType: 'annotations' });
 
-  const onText = (key: 'testName' | 'tag') => (e: ChangeEvent<HTMLInputElement>) => {
-    const next: DensityQuery = { ...query, queryType: 'annotations' };
-    const v = e.currentTarget.value;
-    if (v === '') {
-      delete next[key];
-    } else {
-      next[key] = v;
-    }
-    onChange(next);
-  };
-
-  const onSwitch = (key: SwitchKey) => (e: React.FormEvent<HTMLInputElement>) => {
-    const next: DensityQuery = { ...query, queryType: 'annotations' };
-    if (e.currentTarget.checked) {
-      next[key] = true;
-    } else {
-      delete next[key];
-    }
-    onChange(next);
-  };
+  const annotations: DensityQuery = { ...query, queryType: 'annotations' };
+  const onText = (key: 'testName' | 'tag') => (e: ChangeEvent<HTMLInputElement>) =>
+    onChange(withKey(annotations, key, e.currentTarget.value));
+  const onSwitch = (key: SwitchKey) => (e: React.FormEvent<HTMLInputElement>) =>
+    onChange(withKey(annotations, key, e.currentTarget.checked ? true : undefined));
 
   return (
     <Stack direction="column" gap={1}>

@@ -6,6 +6,7 @@ import type { DataSource } from '../datasource';
 import {
   DensityOptions,
   DensityQuery,
+  FILTERED_TYPES,
   QUERY_TYPE_DEFAULTS,
   QUERY_TYPE_KEYS,
   QUERY_TYPES,
@@ -87,8 +88,6 @@ const QUERY_TYPE_OPTIONS: Array<ComboboxOption<QueryType>> = QUERY_TYPES.map((t)
   description: QUERY_TYPE_INFO[t].description,
 }));
 
-/** The types that always take a test-name/tag filter (any other type takes it for run latest). */
-const FILTERED_TYPES: QueryType[] = ['runs', 'frontier', 'summary', 'annotations'];
 /** Every per-type key: anything the new type does not take is dropped when the type changes. */
 const ALL_TYPE_KEYS: Array<keyof DensityQuery> = [
   ...new Set<keyof DensityQuery>(['testName', 'tag', ...Object.values(QUERY_TYPE_KEYS).flat()]),
@@ -96,7 +95,7 @@ const ALL_TYPE_KEYS: Array<keyof DensityQuery> = [
 
 /**
  * The query editor: the query-type picker and the chosen type's editor
- * (src/components/query/, one per type, from EDITORS). A type change keeps
+ * (src/components/query/, chosen from EDITORS). A type change keeps
  * only the keys the new type takes and writes its defaults.
  */
 export function QueryEditor({ query, onChange, onRunQuery, datasource, range }: Props) {

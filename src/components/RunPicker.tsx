@@ -7,7 +7,7 @@ import type { DataSource } from '../datasource';
 import { runLabel } from '../runs';
 import { RUN_LATEST, RUN_RANGE, RunInfo } from '../types';
 
-export const RUN_RANGE_OPTION: ComboboxOption<string> = {
+const RUN_RANGE_OPTION: ComboboxOption<string> = {
   value: RUN_RANGE,
   label: 'Dashboard time range',
   description: 'The dashboard range is the run window; for runs, frontier and summary: every run starting in it',
@@ -20,7 +20,7 @@ export const RUN_LATEST_OPTION: ComboboxOption<string> = {
 
 const DEFAULT_SPECIAL = [RUN_RANGE_OPTION, RUN_LATEST_OPTION];
 
-interface Props {
+export interface RunPickerProps {
   datasource: Pick<DataSource, 'listRuns'>;
   value: string | string[] | undefined;
   onChange: (run: string) => void;
@@ -46,7 +46,7 @@ export function RunPicker({
   width = 60,
   special = DEFAULT_SPECIAL,
   placeholder = RUN_RANGE_OPTION.label,
-}: Props) {
+}: RunPickerProps) {
   // Re-list when the dashboard range moves, not on every re-render; the
   // previous list stays visible while the new one loads.
   const key = `${rangeKey(range, 'from')}|${rangeKey(range, 'to')}`;

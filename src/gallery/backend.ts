@@ -12,8 +12,7 @@ export const GALLERY_UID = 'density-gallery';
 /** The uid of a datasource whose `/runs` fails as an unreachable Prometheus does. */
 export const FAILING_UID = 'density-gallery-failing';
 /** The error the failing datasource's backend reports (the `error` of its 502 body). */
-export const RUNS_ERROR =
-  'prometheus: Get "http://prometheus:9090/api/v1/query": dial tcp: lookup prometheus: no such host';
+const RUNS_ERROR = 'prometheus: Get "http://prometheus:9090/api/v1/query": dial tcp: lookup prometheus: no such host';
 
 /** Three catalogued runs, newest first: two of a named test and one discovered from Prometheus only. */
 export const GALLERY_RUNS: RunInfo[] = [

@@ -13,7 +13,7 @@ import { instanceSettings, settings } from '../testing/fixtures';
 import { DensityQuery, DensitySecureJsonData, DensityVariableQuery } from '../types';
 import { FAILING_UID, GALLERY_RUNS, GALLERY_UID } from './backend';
 
-export type EditorName = 'ConfigEditor' | 'QueryEditor' | 'VariableQueryEditor' | 'AnnotationQueryEditor';
+type EditorName = 'ConfigEditor' | 'QueryEditor' | 'VariableQueryEditor' | 'AnnotationQueryEditor';
 
 export interface GalleryState {
   /** URL key (`?state=`) and the `data-gallery-state` of its section. */

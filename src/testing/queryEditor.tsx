@@ -9,7 +9,7 @@ import type { DataSource } from '../datasource';
 import { QueryEditor } from '../components/QueryEditor';
 import { DensityQuery, RunInfo } from '../types';
 
-export const RUNS: RunInfo[] = [
+const RUNS: RunInfo[] = [
   { id: 'sweep-1k/1700000000/c0ffee1', test_name: 'sweep-1k', tag: 'c0ffee1', start: 1700000000, end: 1700003600 },
   { id: 'prom-1700100000', start: 1700100000 },
 ];

@@ -1,16 +1,16 @@
-import React, { ChangeEvent, useState } from 'react';
+import React, { useState } from 'react';
 import { css } from '@emotion/css';
 import { DataSourceSettings } from '@grafana/data';
 import { Auth, AuthMethod, convertLegacyAuthProps } from '@grafana/plugin-ui';
-import { InlineField, SecretInput } from '@grafana/ui';
+import { InlineField } from '@grafana/ui';
 
 import { DensityOptions, DensitySecureJsonData } from '../../types';
-import { LABEL_WIDTH, SectionProps } from './fields';
+import { configFields, LABEL_WIDTH, SectionProps } from './fields';
 
 type Settings = DataSourceSettings<DensityOptions, DensitySecureJsonData>;
 
 /** The bearer-token method added to plugin-ui's auth picker (value: secureJsonData.bearerToken). */
-export const BEARER_METHOD = 'custom-bearer' as const;
+const BEARER_METHOD = 'custom-bearer' as const;
 
 /**
  * Prometheus authentication through plugin-ui's Auth (basic auth, TLS,
@@ -18,7 +18,9 @@ export const BEARER_METHOD = 'custom-bearer' as const;
  * method. Choosing another method clears a stored bearer token, so exactly
  * one credential is in play.
  */
-export function PrometheusAuth({ options, onOptionsChange }: SectionProps) {
+export function PrometheusAuth(props: SectionProps) {
+  const { options, onOptionsChange } = props;
+  const { secretInput } = configFields(props);
   const secureFields = options.secureJsonFields ?? {};
   const secureData = options.secureJsonData ?? {};
   const bearerSet = Boolean(secureFields.bearerToken) || Boolean(secureData.bearerToken);
@@ -51,23 +53,7 @@ export function PrometheusAuth({ options, onOptionsChange }: SectionProps) {
       htmlFor="density-bearerToken"
       tooltip="Sent as Authorization: Bearer <token>."
     >
-      <SecretInput
-        id="density-bearerToken"
-        width={36}
-        isConfigured={Boolean(secureFields.bearerToken)}
-        value={secureData.bearerToken ?? ''}
-        placeholder="Token"
-        onChange={(e: ChangeEvent<HTMLInputElement>) =>
-          onOptionsChange({ ...options, secureJsonData: { ...secureData, bearerToken: e.currentTarget.value } })
-        }
-        onReset={() =>
-          onOptionsChange({
-            ...options,
-            secureJsonData: { ...secureData, bearerToken: '' },
-            secureJsonFields: { ...secureFields, bearerToken: false },
-          })
-        }
-      />
+      {secretInput('bearerToken', 'density-bearerToken', 'Token', 36)}
     </InlineField>
   );
 

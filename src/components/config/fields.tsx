@@ -8,7 +8,7 @@ import { BYTES_PER_MIB, DEFAULTS, DensityOptions, DensitySecureJsonData } from '
 /** What the config editor hands each section: Grafana's own editor props. */
 export type SectionProps = DataSourcePluginOptionsEditorProps<DensityOptions, DensitySecureJsonData>;
 
-export type NumberKey =
+type NumberKey =
   | 'runGapSeconds'
   | 'ateletLagSeconds'
   | 'timeoutSeconds'
@@ -20,7 +20,7 @@ export type NumberKey =
   | 'maxRangeDays'
   | 'maxRunsPerQuery'
   | 'storedRunCacheMiB';
-export type TextKey =
+type TextKey =
   | 'resultsStore'
   | 'userCountQuery'
   | 'workerPool'
@@ -34,9 +34,9 @@ export type TextKey =
   | 'kubernetesURL'
   | 'exploreDatasourceUid';
 /** Settings holding a YAML document: gates and acknowledgements (verdicts.md), the ladder profile (ladder-steps.md). */
-export type YamlKey = 'gates' | 'acks' | 'ladderProfile';
-export type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
-export type SwitchKey = 'preferStored' | 'discoverRuns';
+type YamlKey = 'gates' | 'acks' | 'ladderProfile';
+type SecretKey = 'bearerToken' | 'kubeconfig' | 'kubernetesToken' | 'kubernetesCACert';
+type SwitchKey = 'preferStored' | 'discoverRuns';
 
 export const LABEL_WIDTH = 28;
 export const INPUT_WIDTH = 48;
@@ -107,10 +107,11 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
       secureJsonFields: { ...secureFields, [key]: false },
     });
 
-  const secretInput = (key: SecretKey, id: string, placeholder: string) => (
+  /** A write-only secret on one line; Reset forgets a configured one. */
+  const secretInput = (key: SecretKey, id: string, placeholder: string, width = INPUT_WIDTH) => (
     <SecretInput
       id={id}
-      width={INPUT_WIDTH}
+      width={width}
       isConfigured={Boolean(secureFields[key])}
       value={secureData[key] ?? ''}
       placeholder={placeholder}
@@ -198,5 +199,5 @@ export function configFields({ options, onOptionsChange }: SectionProps) {
     </InlineField>
   );
 
-  return { setJson, onMaxResponseMiB, secretField, switchField, textField, numberField, yamlField };
+  return { setJson, onMaxResponseMiB, secretInput, secretField, switchField, textField, numberField, yamlField };
 }

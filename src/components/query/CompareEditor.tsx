@@ -1,26 +1,25 @@
 import React from 'react';
-import { ComboboxOption, InlineField, InlineFieldRow } from '@grafana/ui';
+import { ComboboxOption, InlineFieldRow } from '@grafana/ui';
 
-import { RunPicker } from '../RunPicker';
-import { LABEL_WIDTH, TypeEditorProps, withKey } from './common';
+import { RunPickerField, TypeEditorProps, withKey } from './common';
 
 const NO_OPTIONS: Array<ComboboxOption<string>> = [];
 
 /** compare: two runs, each a stored run id or a variable, no special options. */
 export function CompareEditor({ query, change, datasource, range }: TypeEditorProps) {
   const runField = (key: 'baseline' | 'candidate', label: string, tooltip: string) => (
-    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={`density-query-${key}`} tooltip={tooltip}>
-      <RunPicker
-        inputId={`density-query-${key}`}
-        datasource={datasource}
-        value={query[key] ?? ''}
-        range={range}
-        special={NO_OPTIONS}
-        placeholder={`${key} run`}
-        width={40}
-        onChange={(v) => change(withKey(query, key, v))}
-      />
-    </InlineField>
+    <RunPickerField
+      label={label}
+      inputId={`density-query-${key}`}
+      tooltip={tooltip}
+      datasource={datasource}
+      value={query[key] ?? ''}
+      range={range}
+      special={NO_OPTIONS}
+      placeholder={`${key} run`}
+      width={40}
+      onChange={(v) => change(withKey(query, key, v))}
+    />
   );
   return (
     <InlineFieldRow>

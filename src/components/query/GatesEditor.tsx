@@ -1,9 +1,9 @@
 import React from 'react';
-import { InlineField, InlineFieldRow } from '@grafana/ui';
+import { InlineFieldRow } from '@grafana/ui';
 
 import { RUN_LATEST } from '../../types';
-import { RUN_LATEST_OPTION, RunPicker } from '../RunPicker';
-import { LABEL_WIDTH, NumericOptions, RunField, TestFilter, TypeEditorProps, withKey } from './common';
+import { RUN_LATEST_OPTION } from '../RunPicker';
+import { NumericOptions, RunField, RunPickerField, TestFilter, TypeEditorProps, withKey } from './common';
 
 /** gates: the run is one stored run or the latest (of the test name); baseline none, latest or a run. */
 const GATES_RUN_OPTIONS = [RUN_LATEST_OPTION];
@@ -25,22 +25,17 @@ export function GatesEditor(props: TypeEditorProps) {
         tooltip="One stored run: a run id, the latest run (of the test name below), or a dashboard variable such as $run"
       />
       <InlineFieldRow>
-        <InlineField
+        <RunPickerField
           label="Baseline"
-          labelWidth={LABEL_WIDTH}
-          htmlFor="density-query-baseline"
+          inputId="density-query-baseline"
           tooltip="The run max_regression_pct gates compare against: none, the latest other run, a run id or a variable"
-        >
-          <RunPicker
-            inputId="density-query-baseline"
-            datasource={datasource}
-            value={query.baseline ?? NO_BASELINE}
-            range={range}
-            special={GATES_BASELINE_OPTIONS}
-            placeholder="No baseline"
-            onChange={(v) => change(withKey(query, 'baseline', v))}
-          />
-        </InlineField>
+          datasource={datasource}
+          value={query.baseline ?? NO_BASELINE}
+          range={range}
+          special={GATES_BASELINE_OPTIONS}
+          placeholder="No baseline"
+          onChange={(v) => change(withKey(query, 'baseline', v))}
+        />
       </InlineFieldRow>
       <NumericOptions
         {...props}

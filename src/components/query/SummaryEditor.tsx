@@ -12,7 +12,7 @@ export function SummaryEditor(props: TypeEditorProps) {
         keysTooltip="Summary keys answered, comma-separated, e.g. cluster_packing_p50, restore_p99_s; empty: every numeric key"
         keysPlaceholder="every numeric key"
       />
-      <TestFilter {...props} always />
+      <TestFilter {...props} />
     </>
   );
 }

@@ -3,8 +3,8 @@ import { SelectableValue, TimeRange } from '@grafana/data';
 import { ComboboxOption, InlineField, InlineFieldRow, InlineSwitch, Input, RadioButtonGroup } from '@grafana/ui';
 
 import type { DataSource } from '../../datasource';
-import { AlignMode, DensityQuery, Format, RUN_LATEST, RUN_RANGE } from '../../types';
-import { RunPicker } from '../RunPicker';
+import { AlignMode, DensityQuery, FILTERED_TYPES, Format, RUN_LATEST, RUN_RANGE } from '../../types';
+import { RunPicker, RunPickerProps } from '../RunPicker';
 
 /**
  * What the query editor hands each query type's editor: the query, a change
@@ -36,6 +36,21 @@ export function withKey<K extends keyof DensityQuery>(
   return next;
 }
 
+interface RunPickerFieldProps extends RunPickerProps {
+  label: string;
+  inputId: string;
+  tooltip: string;
+}
+
+/** A labelled run picker: the run a type reads, gates' baseline, compare's two runs. */
+export function RunPickerField({ label, inputId, tooltip, ...picker }: RunPickerFieldProps) {
+  return (
+    <InlineField label={label} labelWidth={LABEL_WIDTH} htmlFor={inputId} tooltip={tooltip}>
+      <RunPicker inputId={inputId} {...picker} />
+    </InlineField>
+  );
+}
+
 interface RunFieldProps extends TypeEditorProps {
   /** The options listed before the variables and runs (RunPicker's default: range and latest). */
   special?: Array<ComboboxOption<string>>;
@@ -48,21 +63,16 @@ interface RunFieldProps extends TypeEditorProps {
 export function RunField({ query, change, datasource, range, special, fallback = RUN_RANGE, tooltip }: RunFieldProps) {
   return (
     <InlineFieldRow>
-      <InlineField
+      <RunPickerField
         label="Run"
-        labelWidth={LABEL_WIDTH}
-        htmlFor="density-query-run"
+        inputId="density-query-run"
         tooltip={tooltip ?? 'A run id, the latest run, a dashboard variable such as $run, or the dashboard time range'}
-      >
-        <RunPicker
-          inputId="density-query-run"
-          datasource={datasource}
-          value={query.run ?? fallback}
-          range={range}
-          special={special}
-          onChange={(run) => change({ ...query, run })}
-        />
-      </InlineField>
+        datasource={datasource}
+        value={query.run ?? fallback}
+        range={range}
+        special={special}
+        onChange={(run) => change({ ...query, run })}
+      />
     </InlineFieldRow>
   );
 }
@@ -90,14 +100,13 @@ export function TestNameField({ query, change, onRunQuery, tooltip, placeholder 
   );
 }
 
-interface TestFilterProps extends TypeEditorProps {
-  /** Shown whatever the run (runs, frontier, summary, annotations); otherwise only for run latest. */
-  always?: boolean;
-}
-
-/** Test name and tag: a filter of the listed runs, or what run latest is narrowed to. */
-export function TestFilter(props: TestFilterProps) {
-  const { query, change, onRunQuery, always } = props;
+/**
+ * Test name and tag: a filter of the listed runs (FILTERED_TYPES, whatever
+ * the run), or what run latest is narrowed to (any other type).
+ */
+export function TestFilter(props: TypeEditorProps) {
+  const { query, change, onRunQuery } = props;
+  const always = query.queryType !== undefined && FILTERED_TYPES.includes(query.queryType);
   if (!always && query.run !== RUN_LATEST) {
     return null;
   }

@@ -1,40 +1,33 @@
 import { ComponentType } from 'react';
 
 import { QueryType } from '../../types';
-import { ActiveActorsEditor } from './ActiveActorsEditor';
-import { AnnotationsEditor } from './AnnotationsEditor';
 import { ChangePointsEditor } from './ChangePointsEditor';
-import { ClusterFactsEditor } from './ClusterFactsEditor';
 import { TypeEditorProps } from './common';
 import { CompareEditor } from './CompareEditor';
 import { FreshnessEditor } from './FreshnessEditor';
-import { FrontierEditor } from './FrontierEditor';
 import { GatesEditor } from './GatesEditor';
 import { LadderEditor } from './LadderEditor';
-import { OOMEventsEditor } from './OOMEventsEditor';
-import { PackingEditor } from './PackingEditor';
 import { PhasesEditor } from './PhasesEditor';
 import { PSIEditor } from './PSIEditor';
-import { RunsEditor } from './RunsEditor';
-import { SnapshotsEditor } from './SnapshotsEditor';
+import { AlignedRunEditor, RunEditor } from './RunEditor';
 import { SummaryEditor } from './SummaryEditor';
 import { TestsEditor } from './TestsEditor';
 import { WorkingSetEditor } from './WorkingSetEditor';
 
 /** The editor of each query type's options, below the query-type picker. */
 export const EDITORS: Record<QueryType, ComponentType<TypeEditorProps>> = {
-  packing: PackingEditor,
+  packing: AlignedRunEditor,
   psi: PSIEditor,
-  snapshots: SnapshotsEditor,
-  activeActors: ActiveActorsEditor,
+  snapshots: RunEditor,
+  activeActors: AlignedRunEditor,
   workingSet: WorkingSetEditor,
-  oomEvents: OOMEventsEditor,
-  clusterFacts: ClusterFactsEditor,
-  frontier: FrontierEditor,
+  oomEvents: RunEditor,
+  clusterFacts: RunEditor,
+  frontier: RunEditor,
   summary: SummaryEditor,
-  runs: RunsEditor,
+  runs: RunEditor,
   tests: TestsEditor,
-  annotations: AnnotationsEditor,
+  annotations: RunEditor,
   ladder: LadderEditor,
   phases: PhasesEditor,
   gates: GatesEditor,
