@@ -60,8 +60,7 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 	now := d.now()
 	groups, left := d.freshnessGroups(ctx, es, now)
 	notes = append(notes, left...)
-	frame := data.NewFrame(QueryFreshness, freshnessFields(groups, keys, now)...)
-	frame.Meta = &data.FrameMeta{Type: data.FrameTypeNumericWide, TypeVersion: numericVersion}
+	frame := numericWide(data.NewFrame(QueryFreshness, freshnessFields(groups, keys, now)...))
 	setMeta(data.Frames{frame}, nil, noticesMeta(notes, nil))
 	return backend.DataResponse{Frames: data.Frames{frame}}
 }

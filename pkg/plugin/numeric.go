@@ -24,10 +24,6 @@ const (
 	labelsRun     = "run"
 )
 
-// numericVersion is the dataplane type version of the numeric and
-// time-series kinds.
-var numericVersion = data.FrameTypeVersion{0, 1}
-
 // Labels of the numeric frames.
 const (
 	labelTestName = "test_name"
@@ -209,7 +205,7 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 		frames = data.Frames{data.NewFrame("")}
 	}
 	for _, f := range frames {
-		f.Meta = &data.FrameMeta{Type: data.FrameTypeNumericMulti, TypeVersion: numericVersion}
+		typed(f, data.FrameTypeNumericMulti)
 	}
 	// The PromQL and the notices once, on the first frame: the same for
 	// every value.

@@ -349,7 +349,7 @@ func TestNumericResponseRules(t *testing.T) {
 			}
 			var got []string
 			for _, f := range r.Frames {
-				if f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != numericVersion {
+				if f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != (data.FrameTypeVersion{0, 1}) {
 					t.Errorf("frame %q meta %+v", f.Name, f.Meta)
 				}
 				if len(f.Fields) == 0 {
