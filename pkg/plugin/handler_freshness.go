@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // Names of the freshness fields.
@@ -94,7 +95,8 @@ func (d *Datasource) freshnessGroups(ctx context.Context, es []runs.Entry, now t
 	for _, e := range es {
 		text := func(string) (string, bool) { return "", false }
 		if e.Artifacts.StatsJSONL {
-			r, err := d.loadRun(ctx, e)
+			// The cohort keys are in the run's head: nothing is decoded.
+			r, err := d.loadRunKeys(ctx, e, verdicts.CohortKeys(), false)
 			if err != nil {
 				// Its cohort is unknown: counting it under another would
 				// make a run of one cohort hide a silent other.
