@@ -185,19 +185,15 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 	frames := make(data.Frames, 0, len(order))
 	for _, id := range order {
 		k := byID[id]
-		for _, r := range k.dropped {
-			if !slices.Contains(dropped, r) {
-				dropped = append(dropped, r)
-			}
-		}
+		dropped = append(dropped, k.dropped...)
 		f := data.NewField(k.v.name, k.v.labels, []*float64{k.v.value})
 		if k.v.unit != "" {
 			f.SetConfig(&data.FieldConfig{Unit: k.v.unit})
 		}
 		frames = append(frames, data.NewFrame(k.v.name, f))
 	}
-	if len(dropped) > 0 {
-		slices.Sort(dropped)
+	slices.Sort(dropped)
+	if dropped = slices.Compact(dropped); len(dropped) > 0 {
 		notes = append(notes, note(fmt.Sprintf("format numeric: the newest run of each test and cohort is shown; older runs with the same labels left out (%d: %s); add labels %q to see every run",
 			len(dropped), strings.Join(dropped[:min(len(dropped), mergedExamples)], ", "), labelsRun)))
 	}
