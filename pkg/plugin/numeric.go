@@ -360,7 +360,7 @@ func (d *Datasource) ladderNumeric(ctx context.Context, q backend.DataQuery, m q
 		}
 		tables := ladderTables(lr.steps, lr.sum, "")
 		base := runLabels(e.TestName, trialText(d.trialSummary(ctx, e)), e.ID, e.Tag, o)
-		for _, v := range ladderValues(tables[1], tables[0], base, e.ID, e.Start) { // the summary first, then the steps
+		for _, v := range ladderValues(tables[1], tables[0], base, e.ID, e.Start) { // tables: the summary, then the steps; values: the steps first
 			vals = append(vals, v)
 			if !slices.Contains(known, v.key) {
 				known = append(known, v.key)
