@@ -162,8 +162,8 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 		v       numericValue
 		dropped []string
 	}
-	var order []string
-	byID := map[string]*kept{}
+	order := make([]string, 0, len(vals))
+	byID := make(map[string]*kept, len(vals))
 	for _, v := range vals {
 		if v.key != "" && len(o.keys) > 0 && !slices.Contains(o.keys, v.key) {
 			continue
@@ -243,8 +243,8 @@ func unitOf(f *data.Field) string {
 // field other than skip), named by the field, labelled by the row's labels
 // and the key.
 func tableValues(t *data.Frame, rowLabels func(i int) data.Labels, run func(i int) (string, int64), skip ...string) []numericValue {
-	var out []numericValue
 	fields := numberFields(t, skip...)
+	out := make([]numericValue, 0, t.Rows()*len(fields))
 	for i := range t.Rows() {
 		l := rowLabels(i)
 		id, start := run(i)
