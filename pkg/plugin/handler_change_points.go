@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -106,14 +105,7 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 		return nil, 0, nil, badRequest("changePoints reads stored runs: configure a results store")
 	}
 	from, to := tr.From.Unix(), tr.To.Unix()
-	var keys []string
-	for _, k := range keyList {
-		for _, part := range strings.Split(k, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				keys = append(keys, part)
-			}
-		}
-	}
+	keys := splitKeys(keyList)
 	searched, found, capped, err := d.cohortRuns(ctx, testName, to, keys)
 	if err != nil {
 		return nil, 0, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // Names of the freshness fields.
@@ -60,8 +61,7 @@ func (d *Datasource) handleFreshness(ctx context.Context, _ backend.PluginContex
 	now := d.now()
 	groups, left := d.freshnessGroups(ctx, es, now)
 	notes = append(notes, left...)
-	frame := data.NewFrame(QueryFreshness, freshnessFields(groups, keys, now)...)
-	frame.Meta = &data.FrameMeta{Type: data.FrameTypeNumericWide, TypeVersion: numericVersion}
+	frame := numericWide(data.NewFrame(QueryFreshness, freshnessFields(groups, keys, now)...))
 	setMeta(data.Frames{frame}, nil, noticesMeta(notes, nil))
 	return backend.DataResponse{Frames: data.Frames{frame}}
 }
@@ -95,7 +95,8 @@ func (d *Datasource) freshnessGroups(ctx context.Context, es []runs.Entry, now t
 	for _, e := range es {
 		text := func(string) (string, bool) { return "", false }
 		if e.Artifacts.StatsJSONL {
-			r, err := d.loadRun(ctx, e)
+			// The cohort keys are in the run's head: nothing is decoded.
+			r, err := d.loadRunKeys(ctx, e, verdicts.CohortKeys(), false)
 			if err != nil {
 				// Its cohort is unknown: counting it under another would
 				// make a run of one cohort hide a silent other.

@@ -187,3 +187,48 @@ func TestFreshnessNeedsAStore(t *testing.T) {
 		t.Fatalf("status %d, error %v: want a 400 naming the results store", r.Status, r.Error)
 	}
 }
+
+// The freshness numbers of one cohort: hours rounded to 2 decimals from
+// the newest known end, null (never 0) when no run's end is known; the
+// count of runs started in the 7 × 24 h up to now is a number even when 0
+// (a run starting after now or before the window is not counted).
+func TestFreshnessFieldsNullAndRounding(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	h := int64(3600)
+	entry := func(start, end int64, known bool) runs.Entry {
+		return runs.Entry{Run: runs.Run{Start: start, End: end}, EndKnown: known}
+	}
+	for _, c := range []struct {
+		name   string
+		es     []runs.Entry
+		hours  *float64
+		recent float64
+	}{
+		{"newest known end, rounded", []runs.Entry{
+			entry(now.Unix()-30*h, now.Unix()-29*h, true),
+			entry(now.Unix()-3*h, now.Unix()-2*h-1234, true), // 2 h 20 min 34 s
+			entry(now.Unix()-h, now.Unix()-h, false)}, ptrTo(2.34), 3},
+		{"no end known: null", []runs.Entry{entry(now.Unix()-h, now.Unix()-h, false)}, nil, 1},
+		{"none in the window: 0", []runs.Entry{
+			entry(now.Unix()-8*24*h, now.Unix()-8*24*h+h, true),
+			entry(now.Unix()+h, now.Unix()+h, false)}, ptrTo(191.0), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &freshGroup{labels: data.Labels{labelTestName: "t"}}
+			for _, e := range c.es {
+				g.add(e, now)
+			}
+			fs := freshnessFields([]*freshGroup{g}, nil, now)
+			if len(fs) != 2 || fs[0].Name != freshHours || fs[1].Name != freshRuns {
+				t.Fatalf("fields %v, want %s and %s", fieldNames(fs), freshHours, freshRuns)
+			}
+			hours, _ := fs[0].At(0).(*float64)
+			if (hours == nil) != (c.hours == nil) || (hours != nil && *hours != *c.hours) {
+				t.Errorf("%s = %s, want %s", freshHours, fmtPtr(hours), fmtPtr(c.hours))
+			}
+			if recent, _ := fs[1].At(0).(*float64); recent == nil || *recent != c.recent {
+				t.Errorf("%s = %s, want %v", freshRuns, fmtPtr(recent), c.recent)
+			}
+		})
+	}
+}

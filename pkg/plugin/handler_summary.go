@@ -231,7 +231,7 @@ func summaryFrames(entries []runs.Entry, fields []*data.Field) (frames data.Fram
 			if err != nil {
 				continue // a numeric field always converts
 			}
-			wide = append(wide, data.NewField(f.Name, data.Labels{"run": e.ID}, []*float64{v}))
+			wide = append(wide, data.NewField(f.Name, data.Labels{labelRun: e.ID}, []*float64{v}))
 		}
 	}
 	return data.Frames{numericWide(data.NewFrame("summary", wide...)), rows}, ""

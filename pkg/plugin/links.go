@@ -36,11 +36,11 @@ type linkRow struct {
 func (d *Datasource) runLinks(dsUID string, r linkRow) []data.DataLink {
 	field := func(name, format string) string { return "${__data.fields." + name + format + "}" }
 	from, to := field(r.start, ".numeric"), field(r.end, ".numeric")
-	q := "?var-run=" + field(r.run, ":percentencode") + "&from=" + from + "&to=" + to
+	q := "var-run=" + field(r.run, ":percentencode") + "&from=" + from + "&to=" + to
 	if grafanaUID.MatchString(dsUID) {
-		q = "?var-datasource=" + dsUID + "&var-run=" + field(r.run, ":percentencode") + "&from=" + from + "&to=" + to
+		q = "var-datasource=" + dsUID + "&" + q
 	}
-	links := []data.DataLink{{Title: "Run overview", URL: "/d/" + overviewUID + "/" + overviewSlug + q}}
+	links := []data.DataLink{{Title: "Run overview", URL: "/d/" + overviewUID + "/" + overviewSlug + "?" + q}}
 	if uid := d.settings.ExploreDatasourceUID; uid != "" {
 		links = append(links, data.DataLink{Title: "Explore the run's metrics", URL: exploreURL(uid, d.settings.UserCountQuery, from, to)})
 	}

@@ -24,10 +24,6 @@ const (
 	labelsRun     = "run"
 )
 
-// numericVersion is the dataplane type version of the numeric and
-// time-series kinds.
-var numericVersion = data.FrameTypeVersion{0, 1}
-
 // Labels of the numeric frames.
 const (
 	labelTestName = "test_name"
@@ -166,8 +162,8 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 		v       numericValue
 		dropped []string
 	}
-	var order []string
-	byID := map[string]*kept{}
+	order := make([]string, 0, len(vals))
+	byID := make(map[string]*kept, len(vals))
 	for _, v := range vals {
 		if v.key != "" && len(o.keys) > 0 && !slices.Contains(o.keys, v.key) {
 			continue
@@ -189,19 +185,15 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 	frames := make(data.Frames, 0, len(order))
 	for _, id := range order {
 		k := byID[id]
-		for _, r := range k.dropped {
-			if !slices.Contains(dropped, r) {
-				dropped = append(dropped, r)
-			}
-		}
+		dropped = append(dropped, k.dropped...)
 		f := data.NewField(k.v.name, k.v.labels, []*float64{k.v.value})
 		if k.v.unit != "" {
 			f.SetConfig(&data.FieldConfig{Unit: k.v.unit})
 		}
 		frames = append(frames, data.NewFrame(k.v.name, f))
 	}
-	if len(dropped) > 0 {
-		slices.Sort(dropped)
+	slices.Sort(dropped)
+	if dropped = slices.Compact(dropped); len(dropped) > 0 {
 		notes = append(notes, note(fmt.Sprintf("format numeric: the newest run of each test and cohort is shown; older runs with the same labels left out (%d: %s); add labels %q to see every run",
 			len(dropped), strings.Join(dropped[:min(len(dropped), mergedExamples)], ", "), labelsRun)))
 	}
@@ -209,7 +201,7 @@ func numericResponse(queryType string, vals []numericValue, known []string, o nu
 		frames = data.Frames{data.NewFrame("")}
 	}
 	for _, f := range frames {
-		f.Meta = &data.FrameMeta{Type: data.FrameTypeNumericMulti, TypeVersion: numericVersion}
+		typed(f, data.FrameTypeNumericMulti)
 	}
 	// The PromQL and the notices once, on the first frame: the same for
 	// every value.
@@ -251,8 +243,8 @@ func unitOf(f *data.Field) string {
 // field other than skip), named by the field, labelled by the row's labels
 // and the key.
 func tableValues(t *data.Frame, rowLabels func(i int) data.Labels, run func(i int) (string, int64), skip ...string) []numericValue {
-	var out []numericValue
 	fields := numberFields(t, skip...)
+	out := make([]numericValue, 0, t.Rows()*len(fields))
 	for i := range t.Rows() {
 		l := rowLabels(i)
 		id, start := run(i)
@@ -368,7 +360,7 @@ func (d *Datasource) ladderNumeric(ctx context.Context, q backend.DataQuery, m q
 		}
 		tables := ladderTables(lr.steps, lr.sum, "")
 		base := runLabels(e.TestName, trialText(d.trialSummary(ctx, e)), e.ID, e.Tag, o)
-		for _, v := range ladderValues(tables[1], tables[0], base, e.ID, e.Start) { // the summary first, then the steps
+		for _, v := range ladderValues(tables[1], tables[0], base, e.ID, e.Start) { // tables: the summary, then the steps; values: the steps first
 			vals = append(vals, v)
 			if !slices.Contains(known, v.key) {
 				known = append(known, v.key)

@@ -15,6 +15,7 @@ import (
 	"github.com/substrate/density/internal/storetest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
+	"github.com/substrate/density/pkg/verdicts"
 )
 
 // numericSeries is one series of a numeric answer as Grafana's dataplane
@@ -349,7 +350,7 @@ func TestNumericResponseRules(t *testing.T) {
 			}
 			var got []string
 			for _, f := range r.Frames {
-				if f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != numericVersion {
+				if f.Meta.Type != data.FrameTypeNumericMulti || f.Meta.TypeVersion != (data.FrameTypeVersion{0, 1}) {
 					t.Errorf("frame %q meta %+v", f.Name, f.Meta)
 				}
 				if len(f.Fields) == 0 {
@@ -365,5 +366,24 @@ func TestNumericResponseRules(t *testing.T) {
 				t.Errorf("no notice %q: %+v", c.notice, r.Frames[0].Meta.Notices)
 			}
 		})
+	}
+}
+
+// A gate whose key the run did not measure (or recorded as null) is
+// gate_passed 0, never null, and counts in gates_failed; a measured pass
+// is 1.
+func TestGatesNumericNotMeasured(t *testing.T) {
+	gs, err := verdicts.ParseGates([]byte("gates:\n  - key: restore_p99_s\n    max: 1\n  - key: cluster_packing_p50\n    min: 0.9\n  - key: restore_p50_s\n    max: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(s string) *string { return &s }
+	run := &verdicts.Run{ID: "t/1/a", TestName: "t", Start: 1,
+		Values: []verdicts.Value{{Key: "restore_p99_s", Text: text("0.5")}, {Key: "cluster_packing_p50"}}}
+	got := byKey(readNumeric(t, gatesNumeric(run, verdicts.Evaluate(gs, run, nil), numericOptions{numeric: true}, nil)))
+	for key, want := range map[string]float64{"restore_p99_s": 1, "cluster_packing_p50": 0, "restore_p50_s": 0, "": 2} { // "": gates_failed, no key label
+		if s, ok := got[key]; !ok || s.value == nil || *s.value != want {
+			t.Errorf("%s = %+v, want %v", key, s, want)
+		}
 	}
 }

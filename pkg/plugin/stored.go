@@ -163,8 +163,7 @@ func (s storedRun) fullRun(e runs.Entry) *verdicts.Run {
 		return nil
 	}
 	if !s.more {
-		r := *s.head
-		return &r
+		return s.headRun()
 	}
 	return named(verdicts.RunFromRunRows(artifact.RunRows{Key: s.key, Server: s.server, Trial: s.trial,
 		Phases: decodeRows(s.phases), Ladder: decodeRows(s.ladder)}), e)

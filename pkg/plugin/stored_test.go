@@ -146,6 +146,7 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 	proxy := newCountingProxy(t, e.prom.URL)
 	e.promURL = proxy.URL
 	e.jsonData["discoverRuns"] = false
+	e.jsonData["gates"] = "gates:\n  - key: restore_p99_s\n    max_regression_pct: 10\n  - key: cluster_packing_p50\n    min: 0.95\n"
 	tr := e.truth
 	e.now = time.Unix(tr.End+20*day, 0)
 	c := e.client(t)
@@ -205,6 +206,36 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 	src := fmt.Sprintf("source: results store (the server_summary row of its stored stats.jsonl) (10 runs, e.g. %s, %s, %s)\n", ids.At(0), ids.At(1), ids.At(2))
 	if got := strings.Count(noticeTexts(resp), "source: results store"); got != 1 || !strings.Contains(noticeTexts(resp), src) {
 		t.Errorf("%d notices say the runs' values are their stored server_summary row, want one %q:\n%s", got, src, noticeTexts(resp))
+	}
+
+	// Every other query type over the stored runs answers from their
+	// artifacts too: not one Prometheus request.
+	one := runs.StoreRunID(tr.TestName, tr.Start+4*day, "n4")
+	prev := runs.StoreRunID(tr.TestName, tr.Start+3*day, "n3")
+	for _, m := range []map[string]any{
+		{"queryType": "freshness"},
+		{"queryType": "summary", "run": "range", "format": "numeric"},
+		{"queryType": "summary", "run": one, "format": "numeric"},
+		{"queryType": "frontier", "run": one}, {"queryType": "snapshots", "run": one},
+		{"queryType": "oomEvents", "run": one}, {"queryType": "clusterFacts", "run": one},
+		{"queryType": "phases", "run": one}, {"queryType": "ladder", "run": one},
+		{"queryType": "ladder", "run": one, "format": "numeric"},
+		{"queryType": "gates", "run": one, "baseline": prev},
+		{"queryType": "gates", "run": one, "baseline": prev, "format": "numeric"},
+		{"queryType": "compare", "baseline": prev, "candidate": one},
+		{"queryType": "changePoints", "testName": tr.TestName},
+		{"queryType": "annotations"},
+	} {
+		before := proxy.n.Load()
+		r := e.query(t, c, q("D", tr.Start+day-600, tr.Start+10*day+600, m))["D"]
+		if r.Error != nil {
+			t.Errorf("%v: %v", m, r.Error)
+			continue
+		}
+		t.Logf("%v: %d Prometheus requests", m, proxy.n.Load()-before)
+		if n := proxy.n.Load() - before; n != 0 {
+			t.Errorf("%v of stored runs sent %d Prometheus requests, want 0", m, n)
+		}
 	}
 
 	// A run stored with its psi_series.json: the PSI panel is the stored

@@ -132,6 +132,8 @@ func benchThousand(b *testing.B, m *storetest.Many, now time.Time) {
 	}{
 		{"summary", grpc(map[string]any{"queryType": "summary", "run": "range", "testName": m.TestName})},
 		{"changePoints", grpc(map[string]any{"queryType": "changePoints", "testName": m.TestName})},
+		{"freshness", grpc(map[string]any{"queryType": "freshness", "testName": m.TestName})},
+		{"summaryNumeric", grpc(map[string]any{"queryType": "summary", "run": "range", "testName": m.TestName, "format": "numeric"})},
 		{"regressions", cli},
 	} {
 		for _, mode := range []string{"cold", "warm"} {
