@@ -86,7 +86,7 @@ while read -r dir name; do
 		if [ -n "$crash" ]; then
 			finding="crash: ${dir}/${crash} ($(grep -m1 -E '^\s+[a-z_]+\.go:[0-9]+:' "$log" | sed -E 's/^\s+//' | cut -c1-120))"
 		else
-			finding="go test failed (exit ${rc}): $(grep -m1 -E 'FAIL|panic|error' "$log" | cut -c1-120)"
+			finding="go test failed (exit ${rc}): $(grep -m1 -A1 -E 'FAIL|panic|error' "$log" | sed -E 's/^\s+//' | paste -sd' ' | cut -c1-160)"
 		fi
 	fi
 	printf '%-32s %-16s %4ss  execs %-10s new %-5s %s\n' "$name" "$dir" "$took" "${execs:-?}" "${fresh:-?}" "$finding"
