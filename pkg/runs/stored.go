@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,6 +148,18 @@ func (s *Store) Read(ctx context.Context, e Entry, parts Part) *Stored {
 // server_summary.json's metadata recorded. The error is a directory that
 // cannot be listed.
 func Dir(path string, parts Part) (*Stored, error) {
+	return readDir(path, parts, func(_ context.Context, name string) (io.ReadCloser, error) {
+		// The run directory is the operator's; the name is one of ours,
+		// never read through a symbolic link (export.md).
+		return artifact.OpenNoFollow(filepath.Join(path, name))
+	})
+}
+
+// readDir is Dir with the run's files opened by open. Each file is opened
+// at most once: when the summary is asked for, server_summary.json is read
+// whole once, its metadata peeked from those bytes and the same bytes
+// parsed as the summary.
+func readDir(path string, parts Part, open opener) (*Stored, error) {
 	des, err := os.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", path, err)
@@ -158,42 +171,70 @@ func Dir(path string, parts Part) (*Stored, error) {
 		}
 	}
 	e := Entry{Run: Run{ID: path, Dir: path, Artifacts: ArtifactsFromNames(names)}, Source: SourceDir}
-	open := func(_ context.Context, name string) (io.ReadCloser, error) {
-		// The run directory is the operator's; the name is one of ours,
-		// never read through a symbolic link (export.md).
-		return artifact.OpenNoFollow(filepath.Join(path, name))
-	}
+	ctx := context.Background()
 	var peekProblem *FileProblem
 	if e.Artifacts.ServerSummary {
-		rc, err := open(context.Background(), FileServerSummary)
-		if err == nil {
-			var rec Recorded
-			rec, err = PeekServerSummaryMeta(rc)
-			_ = rc.Close()
-			e.RowKey = rec.RowKey()
-			if rec.TestName != nil {
-				e.TestName = *rec.TestName
+		var rec Recorded
+		if parts&PartSummary != 0 {
+			// The bytes read before a failed read still tell the metadata
+			// (it comes first); read reports the failure as the summary's
+			// problem.
+			b, readErr := readFile(ctx, open, FileServerSummary)
+			rec, _ = PeekServerSummaryMeta(bytes.NewReader(b))
+			open = servedOpener(open, FileServerSummary, b, readErr)
+		} else {
+			rc, err := open(ctx, FileServerSummary)
+			if err == nil {
+				rec, err = PeekServerSummaryMeta(rc)
+				_ = rc.Close()
 			}
-			if rec.Tag != nil {
-				e.Tag = *rec.Tag
-			}
-			if rec.Start != nil {
-				e.Start = *rec.Start
+			if err != nil {
+				peekProblem = &FileProblem{File: FileServerSummary, Kind: Unreadable, Err: err}
 			}
 		}
-		if err != nil && parts&PartSummary == 0 {
-			peekProblem = &FileProblem{File: FileServerSummary, Kind: Unreadable, Err: err}
+		e.RowKey = rec.RowKey()
+		if rec.TestName != nil {
+			e.TestName = *rec.TestName
+		}
+		if rec.Tag != nil {
+			e.Tag = *rec.Tag
+		}
+		if rec.Start != nil {
+			e.Start = *rec.Start
 		}
 	}
 	if l, ok := ParseStorePath(path); ok {
 		e.TestName, e.Tag, e.Start = l.TestName, l.Tag, l.RunTS
 	}
-	st := read(context.Background(), e, parts, open)
+	st := read(ctx, e, parts, open)
 	if peekProblem != nil {
 		st.Problems = append(st.Problems, peekProblem)
 	}
 	return st, nil
 }
+
+// servedOpener is open with the file name served from b (or failing with
+// readErr, the error of reading it) instead of opened again.
+func servedOpener(open opener, name string, b []byte, readErr error) opener {
+	return func(ctx context.Context, n string) (io.ReadCloser, error) {
+		if n != name {
+			return open(ctx, n)
+		}
+		if readErr != nil {
+			return nil, readErr
+		}
+		return servedFile{Reader: bytes.NewReader(b), b: b}, nil
+	}
+}
+
+// servedFile is a file already read whole: readFile takes its bytes
+// rather than copying them.
+type servedFile struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (servedFile) Close() error { return nil }
 
 // read reads the asked parts the run has.
 func read(ctx context.Context, e Entry, parts Part, open opener) *Stored {
@@ -227,12 +268,7 @@ func read(ctx context.Context, e Entry, parts Part, open opener) *Stored {
 // readDoc reads and parses one whole artifact; nil with a problem when it
 // cannot.
 func readDoc[T any](ctx context.Context, st *Stored, open opener, name string, parse func([]byte) (*T, error)) *T {
-	rc, err := open(ctx, name)
-	var b []byte
-	if err == nil {
-		b, err = io.ReadAll(&limitedReader{r: rc, left: MaxStoredFile})
-		_ = rc.Close()
-	}
+	b, err := readFile(ctx, open, name)
 	if err != nil {
 		st.Problems = append(st.Problems, &FileProblem{File: name, Kind: Unreadable, Err: err})
 		return nil
@@ -243,6 +279,21 @@ func readDoc[T any](ctx context.Context, st *Stored, open opener, name string, p
 		return nil
 	}
 	return v
+}
+
+// readFile reads one whole artifact, at most MaxStoredFile bytes. On an
+// error the bytes are those read before it.
+func readFile(ctx context.Context, open opener, name string) ([]byte, error) {
+	rc, err := open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := rc.(servedFile); ok {
+		return f.b, nil
+	}
+	b, err := io.ReadAll(&limitedReader{r: rc, left: MaxStoredFile})
+	_ = rc.Close()
+	return b, err
 }
 
 // readNotices is artifact.ReadNotices shaped for readDoc.
