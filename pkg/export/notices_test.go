@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -111,6 +112,58 @@ func TestNoticesUnreachableHoldNoSecrets(t *testing.T) {
 		}
 		if !found && block != harvest.BlockOOM {
 			t.Errorf("no warning recorded for the unread block %s", block)
+		}
+	}
+}
+
+// A notices.json that cannot be written fails the export (exit 1, the
+// error naming the file); the artifacts written before it are kept. A
+// directory stands where the file goes, so the rename cannot replace it
+// even for root, whom file modes do not stop.
+func TestExportNoticesUnwritable(t *testing.T) {
+	run := cache.Generated(t, "steady")
+	dir, out := copyRun(t, run), filepath.Join(t.TempDir(), "artifacts")
+	notices := filepath.Join(out, runs.FileNotices)
+	if err := os.MkdirAll(filepath.Join(notices, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(nil, nil)
+	code := Main(context.Background(), []string{"--run-dir", dir, "--out", out, "--prometheus-url", promfake.ClosedURL(t),
+		"--no-cluster-facts", "--timeout", "1s"}, e.Env)
+	if code != cli.ExitWrite {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cli.ExitWrite, e.out.String(), e.errOut.String())
+	}
+	if want := "density export: writing " + notices + ": "; !strings.Contains(e.errOut.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, e.errOut.String())
+	}
+	for name, check := range map[string]func([]byte) error{
+		runs.FileServerSummary: func(b []byte) error { _, err := artifact.ReadServerSummary(b); return err },
+		runs.FilePSISeries:     func(b []byte) error { _, err := artifact.ReadPSISeries(b); return err },
+		runs.FileStatsJSONL: func([]byte) error {
+			if rows := readRows(t, filepath.Join(out, runs.FileStatsJSONL)); len(rows) == 0 {
+				return errors.New("no rows")
+			}
+			return nil
+		},
+	} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err == nil {
+			err = check(b)
+		}
+		if err != nil {
+			t.Errorf("%s not kept: %v", name, err)
+		}
+	}
+	if fi, err := os.Stat(notices); err != nil || !fi.IsDir() {
+		t.Errorf("notices.json is no longer the directory: %v", err)
+	}
+	des, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), "."+runs.FileNotices) {
+			t.Errorf("temporary file %s left behind", de.Name())
 		}
 	}
 }
