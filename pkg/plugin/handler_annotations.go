@@ -36,82 +36,95 @@ import (
 func (d *Datasource) handleAnnotations(ctx context.Context, pc backend.PluginContext, q backend.DataQuery) backend.DataResponse {
 	m, _ := parseQuery(q) // overRuns reports a bad query
 	return d.overRuns(ctx, q, func(entries []runs.Entry, problems []string) backend.DataResponse {
-		var (
-			ts, te            []time.Time
-			title, text, tags []string
-			// Each region's run and the run's window (cur when it was
-			// added; none for change points), for the title's run links.
-			runIDs             []string
-			runStarts, runEnds []*time.Time
-			cur                runs.Entry
-		)
-		add := func(from, to int64, ti, tx string, tg ...string) {
-			runIDs = append(runIDs, cur.ID)
-			runStarts = append(runStarts, unixPtr(cur.Start, cur.ID != ""))
-			runEnds = append(runEnds, unixPtr(cur.End, cur.ID != "" && cur.EndKnown))
-			ts = append(ts, time.Unix(from, 0).UTC())
-			te = append(te, time.Unix(to, 0).UTC())
-			title, text = append(title, ti), append(text, tx)
-			var kept []string
-			for _, t := range tg {
-				if t != "" {
-					kept = append(kept, t)
-				}
-			}
-			tags = append(tags, strings.Join(kept, ","))
-		}
+		var a annotations
 		// Oldest first: the order Grafana draws them in does not matter, but a
 		// stable one keeps responses comparable.
 		for i := len(entries) - 1; i >= 0; i-- {
-			e := entries[i]
-			cur = e
-			name := runLabel(e)
-			end := e.End
-			if !e.EndKnown {
-				end = e.Start
-			}
-			add(e.Start, end, name, "run "+e.ID+" ("+e.WindowFrom+")", "run", e.TestName)
-			if e.EndKnown {
-				why := "steady window from the user count"
-				if !e.SteadyFromSamples {
-					why = "steady window = run window: " + e.SteadyWhy
-				}
-				add(e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
-			}
-			if m.LadderSteps {
-				for _, lw := range d.storedLadderWindows(ctx, e) {
-					w, s := lw.win, lw.step
-					target := "unchanged"
-					if s.TargetRPS != nil {
-						target = strconv.FormatFloat(*s.TargetRPS, 'f', -1, 64)
-					}
-					add(w.A, w.B, fmt.Sprintf("step %d/%d users=%d target_rps=%s", s.Number, s.Of, s.Users, target),
-						ladderStepText(e, lw), "ladder", e.TestName)
-				}
-			}
+			d.addRunRegions(ctx, &a, entries[i], m.LadderSteps)
 		}
-		cur = runs.Entry{}
 		if m.ChangePoints {
-			problems = append(problems, d.changePointAnnotations(ctx, m, q.TimeRange, entries, add)...)
+			problems = append(problems, d.changePointAnnotations(ctx, m, q.TimeRange, entries, &a)...)
 		}
-		frame := data.NewFrame("annotations",
-			data.NewField("time", nil, ts),
-			data.NewField("timeEnd", nil, te),
-			withLinks(data.NewField("title", nil, title), d.runLinks(instanceUID(pc), linkRow{run: "run", start: "run_start", end: "run_end"})),
-			data.NewField("text", nil, text),
-			data.NewField("tags", nil, tags),
-			data.NewField("run", nil, runIDs),
-			nullableTime("run_start", runStarts),
-			nullableTime("run_end", runEnds),
-		)
-		table(frame)
-		if len(problems) > 0 {
-			for _, p := range problems {
-				frame.Meta.Notices = append(frame.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
-			}
+		frame := a.frame(d.runLinks(instanceUID(pc), linkRow{run: "run", start: "run_start", end: "run_end"}))
+		for _, p := range problems {
+			frame.Meta.Notices = append(frame.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: p})
 		}
 		return backend.DataResponse{Frames: data.Frames{frame}}
 	})
+}
+
+// annotations are the columns of the annotations frame, one row per
+// region or point.
+type annotations struct {
+	ts, te            []time.Time
+	title, text, tags []string
+	// Each region's run and the run's window (none for change points), for
+	// the title's run links.
+	runIDs             []string
+	runStarts, runEnds []*time.Time
+}
+
+// add adds a row spanning from to to (Unix seconds) of run e (the zero
+// Entry: of no one run); empty tags are left out.
+func (a *annotations) add(e runs.Entry, from, to int64, title, text string, tags ...string) {
+	a.runIDs = append(a.runIDs, e.ID)
+	a.runStarts = append(a.runStarts, unixPtr(e.Start, e.ID != ""))
+	a.runEnds = append(a.runEnds, unixPtr(e.End, e.ID != "" && e.EndKnown))
+	a.ts = append(a.ts, time.Unix(from, 0).UTC())
+	a.te = append(a.te, time.Unix(to, 0).UTC())
+	a.title, a.text = append(a.title, title), append(a.text, text)
+	var kept []string
+	for _, t := range tags {
+		if t != "" {
+			kept = append(kept, t)
+		}
+	}
+	a.tags = append(a.tags, strings.Join(kept, ","))
+}
+
+// frame is the annotations table; links are the title's run links.
+func (a *annotations) frame(links []data.DataLink) *data.Frame {
+	return table(data.NewFrame("annotations",
+		data.NewField("time", nil, a.ts),
+		data.NewField("timeEnd", nil, a.te),
+		withLinks(data.NewField("title", nil, a.title), links),
+		data.NewField("text", nil, a.text),
+		data.NewField("tags", nil, a.tags),
+		data.NewField("run", nil, a.runIDs),
+		nullableTime("run_start", a.runStarts),
+		nullableTime("run_end", a.runEnds),
+	))
+}
+
+// addRunRegions adds the regions of run e: the run, its steady window
+// when its end is known, and with ladderSteps the steps of a stored
+// ladder run.
+func (d *Datasource) addRunRegions(ctx context.Context, a *annotations, e runs.Entry, ladderSteps bool) {
+	name := runLabel(e)
+	end := e.End
+	if !e.EndKnown {
+		end = e.Start
+	}
+	a.add(e, e.Start, end, name, "run "+e.ID+" ("+e.WindowFrom+")", "run", e.TestName)
+	if e.EndKnown {
+		why := "steady window from the user count"
+		if !e.SteadyFromSamples {
+			why = "steady window = run window: " + e.SteadyWhy
+		}
+		a.add(e, e.SteadyStart, e.SteadyEnd, name+" steady", why, "steady", e.TestName)
+	}
+	if !ladderSteps {
+		return
+	}
+	for _, lw := range d.storedLadderWindows(ctx, e) {
+		w, s := lw.win, lw.step
+		target := "unchanged"
+		if s.TargetRPS != nil {
+			target = strconv.FormatFloat(*s.TargetRPS, 'f', -1, 64)
+		}
+		a.add(e, w.A, w.B, fmt.Sprintf("step %d/%d users=%d target_rps=%s", s.Number, s.Of, s.Users, target),
+			ladderStepText(e, lw), "ladder", e.TestName)
+	}
 }
 
 // ladderStepText is a step region's text: the trimmed window it spans and,
@@ -127,11 +140,10 @@ func ladderStepText(e runs.Entry, lw ladderWindow) string {
 	return t
 }
 
-// changePointAnnotations adds the change points of the annotation query's
-// test name (else of every test name among entries) and returns the
-// problems to show as notices.
-func (d *Datasource) changePointAnnotations(ctx context.Context, m queryModel, tr backend.TimeRange, entries []runs.Entry,
-	add func(from, to int64, title, text string, tags ...string)) []string {
+// changePointAnnotations adds to a the change points of the annotation
+// query's test name (else of every test name among entries) and returns
+// the problems to show as notices.
+func (d *Datasource) changePointAnnotations(ctx context.Context, m queryModel, tr backend.TimeRange, entries []runs.Entry, a *annotations) []string {
 	var names []string
 	if m.TestName != "" {
 		names = []string{m.TestName}
@@ -162,7 +174,7 @@ func (d *Datasource) changePointAnnotations(ctx context.Context, m queryModel, t
 				ack = "acknowledged"
 				text += ", acknowledged: " + cp.AckReason
 			}
-			add(cp.Start, cp.Start, cp.Title(), text, "change-point", cp.Kind, cp.Key, name, ack)
+			a.add(runs.Entry{}, cp.Start, cp.Start, cp.Title(), text, "change-point", cp.Kind, cp.Key, name, ack)
 		}
 	}
 	return problems

@@ -25,26 +25,40 @@ func (d *Datasource) handleFrontier(ctx context.Context, _ backend.PluginContext
 		for i, e := range entries {
 			rows[i] = d.trialSummary(ctx, e)
 		}
-		keys := append([]string(nil), frontierKeys...)
-		for _, r := range rows {
-			for _, k := range r.keys {
-				if strings.HasSuffix(k, "_failure_ratio") && !slices.Contains(keys, k) {
-					keys = append(keys, k)
-				}
-			}
-		}
+		failureRatio := func(k string) bool { return strings.HasSuffix(k, "_failure_ratio") }
+		keys := unionTrialKeys(append([]string(nil), frontierKeys...), rows, failureRatio)
 		cols, notices := trialColumns(entries, rows, keys, "")
 		frame := table(data.NewFrame("frontier", append(runColumns(entries), cols...)...))
-		notes := []runNote{note(frontierCaveat)}
-		for _, p := range problems {
-			notes = append(notes, note(p))
-		}
+		notes := frontierNotes(problems)
 		for _, r := range rows {
 			notes = append(notes, r.notices...)
 		}
 		setMeta([]*data.Frame{frame}, nil, noticesMeta(notes, notices))
 		return backend.DataResponse{Frames: data.Frames{frame}}
 	})
+}
+
+// frontierNotes are the first notes of a table of runs that shows their
+// frontiers: the frontier caveat, then the problems of resolving the runs.
+func frontierNotes(problems []string) []runNote {
+	notes := []runNote{note(frontierCaveat)}
+	for _, p := range problems {
+		notes = append(notes, note(p))
+	}
+	return notes
+}
+
+// unionTrialKeys appends to keys the keys of rows that keep accepts (nil:
+// every key) and keys lacks, in the order rows first have them.
+func unionTrialKeys(keys []string, rows []trialRow, keep func(string) bool) []string {
+	for _, r := range rows {
+		for _, k := range r.keys {
+			if (keep == nil || keep(k)) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 // runColumns are the id and start columns of a table with one row per run.

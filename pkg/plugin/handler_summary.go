@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -96,91 +95,15 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		if err := d.needPrometheus(); err != nil {
 			return errorResponse(err)
 		}
-		type runSummary struct {
-			server  []artifact.Measurement
-			trial   trialRow
-			notices []harvest.Notice
-			queries []string
-			notes   []runNote
-		}
-		out := make([]runSummary, len(entries))
-		// A run that fails has notices in its row, never an error that
-		// would stop its siblings: every goroutine returns nil.
-		var g errgroup.Group
-		g.SetLimit(summaryParallelRuns)
-		now := d.now().Unix()
-		for i, e := range entries {
-			g.Go(func() error {
-				rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
-				// A stored run's recorded notices: why its null fields are null.
-				run := ""
-				if len(entries) > 1 {
-					run = e.ID
-				}
-				rs.notes = append(rs.notes, d.storedNoticeNotes(ctx, e, run)...)
-				if len(entries) > 1 {
-					if values, note, ok := d.storedServerRow(ctx, e); ok {
-						rs.server, rs.notes = values, append(rs.notes, note)
-						out[i] = rs
-						return nil
-					}
-				}
-				if e.EndKnown {
-					r := d.fullResult(ctx, e)
-					rs.server, rs.notices, rs.queries = artifact.ServerSummaryValues(r), r.Notices, r.Queries
-				} else {
-					rs.server = artifact.ServerSummaryValues(harvest.EmptyResult())
-					rs.notes = append(rs.notes, runNote{run: e.ID, text: fmt.Sprintf("no end time (%s): nothing harvested", e.WindowFrom)})
-				}
-				out[i] = rs
-				return nil
-			})
-		}
-		_ = g.Wait()
-
-		fields := runColumns(entries)
-		for j, m := range artifact.ServerSummaryValues(harvest.EmptyResult()) {
-			v := make([]*float64, len(entries))
-			for i := range out {
-				v[i] = out[i].server[j].Number()
-			}
-			fields = append(fields, configured(data.NewField(m.Key, nil, v), m.Key, ""))
-		}
-		var trialKeys []string
+		out := d.runSummaries(ctx, entries)
 		rows := make([]trialRow, len(out))
 		for i, rs := range out {
 			rows[i] = rs.trial
-			for _, k := range rs.trial.keys {
-				if !slices.Contains(trialKeys, k) {
-					trialKeys = append(trialKeys, k)
-				}
-			}
 		}
-		tf, tn := trialColumns(entries, rows, trialKeys, "")
-		fields = append(fields, tf...)
-		out = append(out, runSummary{notices: tn})
-		var (
-			queries []string
-			notices []harvest.Notice
-			notes   = []runNote{note(frontierCaveat)}
-		)
-		for _, p := range problems {
-			notes = append(notes, note(p))
-		}
-		for i, rs := range out {
-			queries = append(queries, rs.queries...)
-			for _, n := range rs.notices {
-				if i < len(entries) && len(entries) > 1 {
-					// Over several runs a harvest notice says its run, and
-					// equal ones merge into one notice naming a few runs.
-					notes = append(notes, runNote{run: entries[i].ID, text: n.String(), warn: true})
-					continue
-				}
-				notices = append(notices, n)
-			}
-			notes = append(notes, rs.notes...)
-			notes = append(notes, rs.trial.notices...)
-		}
+		tf, tn := trialColumns(entries, rows, unionTrialKeys(nil, rows, nil), "")
+		fields := append(append(runColumns(entries), serverSummaryFields(out)...), tf...)
+		notes, notices, queries := summaryNotes(entries, out, problems)
+		notices = append(notices, tn...)
 		if opts.numeric {
 			return summaryNumeric(data.NewFrame("summary", fields...), entries, func(i int) trialRow { return rows[i] }, opts, notes, notices, queries)
 		}
@@ -191,6 +114,98 @@ func (d *Datasource) handleSummary(ctx context.Context, _ backend.PluginContext,
 		setMeta(frames, queries, noticesMeta(notes, notices))
 		return backend.DataResponse{Frames: frames}
 	})
+}
+
+// runSummary is one run's part of a summary: its server_summary values,
+// its trial row, and the harvest notices, queries and notes of reading them.
+type runSummary struct {
+	server  []artifact.Measurement
+	trial   trialRow
+	notices []harvest.Notice
+	queries []string
+	notes   []runNote
+}
+
+// runSummaries reads the summary of each entry, summaryParallelRuns at a
+// time, in the entries' order.
+func (d *Datasource) runSummaries(ctx context.Context, entries []runs.Entry) []runSummary {
+	out := make([]runSummary, len(entries))
+	// A run that fails has notices in its row, never an error that
+	// would stop its siblings: every goroutine returns nil.
+	var g errgroup.Group
+	g.SetLimit(summaryParallelRuns)
+	now := d.now().Unix()
+	for i, e := range entries {
+		g.Go(func() error {
+			out[i] = d.runSummaryOf(ctx, e, now, len(entries) > 1)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
+}
+
+// runSummaryOf reads one run's summary. many says the summary spans
+// several runs: its notes then name the run, and a stored run's values are
+// its stored server_summary row when that reads back (storedServerRow).
+func (d *Datasource) runSummaryOf(ctx context.Context, e runs.Entry, now int64, many bool) runSummary {
+	rs := runSummary{trial: d.trialSummary(ctx, e), notes: d.runNotices(e, now)}
+	// A stored run's recorded notices: why its null fields are null.
+	run := ""
+	if many {
+		run = e.ID
+	}
+	rs.notes = append(rs.notes, d.storedNoticeNotes(ctx, e, run)...)
+	if many {
+		if values, note, ok := d.storedServerRow(ctx, e); ok {
+			rs.server, rs.notes = values, append(rs.notes, note)
+			return rs
+		}
+	}
+	if !e.EndKnown {
+		rs.server = artifact.ServerSummaryValues(harvest.EmptyResult())
+		rs.notes = append(rs.notes, runNote{run: e.ID, text: fmt.Sprintf("no end time (%s): nothing harvested", e.WindowFrom)})
+		return rs
+	}
+	r := d.fullResult(ctx, e)
+	rs.server, rs.notices, rs.queries = artifact.ServerSummaryValues(r), r.Notices, r.Queries
+	return rs
+}
+
+// serverSummaryFields are the server_summary columns of a summary: one
+// number column per key, one row per run.
+func serverSummaryFields(out []runSummary) []*data.Field {
+	var fields []*data.Field
+	for j, m := range artifact.ServerSummaryValues(harvest.EmptyResult()) {
+		v := make([]*float64, len(out))
+		for i := range out {
+			v[i] = out[i].server[j].Number()
+		}
+		fields = append(fields, configured(data.NewField(m.Key, nil, v), m.Key, ""))
+	}
+	return fields
+}
+
+// summaryNotes gathers what a summary's frames say besides the values: the
+// notes (frontierNotes, then per run its harvest notices, its notes and its
+// trial row's notices), the harvest notices and the executed queries. Over
+// several runs a harvest notice is a note naming its run, so that equal
+// ones merge into one notice naming a few runs.
+func summaryNotes(entries []runs.Entry, out []runSummary, problems []string) (notes []runNote, notices []harvest.Notice, queries []string) {
+	notes = frontierNotes(problems)
+	for i, rs := range out {
+		queries = append(queries, rs.queries...)
+		for _, n := range rs.notices {
+			if len(entries) > 1 {
+				notes = append(notes, runNote{run: entries[i].ID, text: n.String(), warn: true})
+				continue
+			}
+			notices = append(notices, n)
+		}
+		notes = append(notes, rs.notes...)
+		notes = append(notes, rs.trial.notices...)
+	}
+	return notes, notices, queries
 }
 
 // maxLabelledNumbers bounds the numbers of the run-labelled numeric-wide

@@ -108,10 +108,20 @@ func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
 		return []healthPart{{name, partError, fmt.Sprintf("the client could not be built: %v", d.promErr)}}
 	}
 	now := d.now()
+	if err := d.probePromQL(ctx, now); err != nil {
+		return []healthPart{{name, partError, err.Error()}}
+	}
+	families := d.checkFamilies(ctx, name, now)
+	return []healthPart{families, d.checkDiscovery(ctx, now)}
+}
+
+// probePromQL asks PromQL for `1` at now: an error says why the answer is
+// not one the harvest can read.
+func (d *Datasource) probePromQL(ctx context.Context, now time.Time) error {
 	q := url.Values{"query": {"1"}, "time": {strconv.FormatInt(now.Unix(), 10)}}
 	probe, err := d.promGet(ctx, "/api/v1/query", q)
 	if err != nil {
-		return []healthPart{{name, partError, err.Error()}}
+		return err
 	}
 	// `1` is a scalar (Prometheus, Thanos, Mimir) or a one-sample vector
 	// (VictoriaMetrics); anything else is not a PromQL API the harvest can
@@ -122,11 +132,40 @@ func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
 		} `json:"data"`
 	}
 	if json.Unmarshal(probe, &pr) != nil || (pr.Data.ResultType != "scalar" && pr.Data.ResultType != "vector") {
-		return []healthPart{{name, partError, fmt.Sprintf("PromQL answered the query 1 with result type %q, not a scalar: this is not a Prometheus-compatible query API", pr.Data.ResultType)}}
+		return fmt.Errorf("PromQL answered the query 1 with result type %q, not a scalar: this is not a Prometheus-compatible query API", pr.Data.ResultType)
 	}
-	var parts []healthPart
-	// Which families exist in the last day (label values with a match[]
-	// selector read only the index).
+	return nil
+}
+
+// checkFamilies is the Prometheus part (name) saying which Substrate
+// metric families have no data in the day before now.
+func (d *Datasource) checkFamilies(ctx context.Context, name string, now time.Time) healthPart {
+	present, err := d.presentMetrics(ctx, now)
+	if err != nil {
+		return healthPart{name, partNote, "PromQL answers, but the metric names could not be listed: " + err.Error()}
+	}
+	var missing []string
+	for _, f := range substrateFamilies {
+		var absent []string
+		for _, n := range f.names {
+			if !present[n] {
+				absent = append(absent, n)
+			}
+		}
+		if len(absent) > 0 {
+			missing = append(missing, f.what+" ("+strings.Join(absent, ", ")+")")
+		}
+	}
+	if len(missing) == 0 {
+		return healthPart{name, partOK, "PromQL answers; every Substrate metric family has data in the last day"}
+	}
+	return healthPart{name, partNote, "PromQL answers, but these Substrate metric families have no data in the last day: " + strings.Join(missing, "; ")}
+}
+
+// presentMetrics are the Substrate metric names that have data in the day
+// before now (label values with a match[] selector read only the index);
+// an answer that does not parse names none.
+func (d *Datasource) presentMetrics(ctx context.Context, now time.Time) (map[string]bool, error) {
 	var names []string
 	for _, f := range substrateFamilies {
 		names = append(names, f.names...)
@@ -136,50 +175,32 @@ func (d *Datasource) checkPrometheus(ctx context.Context) []healthPart {
 		"start":   {strconv.FormatInt(now.Add(-24*time.Hour).Unix(), 10)},
 		"end":     {strconv.FormatInt(now.Unix(), 10)},
 	}
-	present := map[string]bool{}
 	body, err := d.promGet(ctx, "/api/v1/label/__name__/values", lv)
-	if err == nil {
-		var r struct{ Data []string }
-		if json.Unmarshal(body, &r) == nil {
-			for _, n := range r.Data {
-				present[n] = true
-			}
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	var r struct{ Data []string }
+	if json.Unmarshal(body, &r) == nil {
+		for _, n := range r.Data {
+			present[n] = true
 		}
 	}
-	switch {
-	case err != nil:
-		parts = append(parts, healthPart{name, partNote, "PromQL answers, but the metric names could not be listed: " + err.Error()})
-	default:
-		var missing []string
-		for _, f := range substrateFamilies {
-			var absent []string
-			for _, n := range f.names {
-				if !present[n] {
-					absent = append(absent, n)
-				}
-			}
-			if len(absent) > 0 {
-				missing = append(missing, f.what+" ("+strings.Join(absent, ", ")+")")
-			}
-		}
-		if len(missing) == 0 {
-			parts = append(parts, healthPart{name, partOK, "PromQL answers; every Substrate metric family has data in the last day"})
-		} else {
-			parts = append(parts, healthPart{name, partNote, "PromQL answers, but these Substrate metric families have no data in the last day: " + strings.Join(missing, "; ")})
-		}
+	return present, nil
+}
+
+// checkDiscovery is the run discovery part: its user-count query checked
+// at now, or off.
+func (d *Datasource) checkDiscovery(ctx context.Context, now time.Time) healthPart {
+	if !d.settings.DiscoverRuns || d.catalogs.Discovery == nil {
+		return healthPart{"Run discovery", partOff, ""}
 	}
-	if d.settings.DiscoverRuns && d.catalogs.Discovery != nil {
-		dp := healthPart{"Run discovery", partOK, d.settings.UserCountQuery}
-		cctx, cancel := context.WithTimeout(ctx, healthTimeout)
-		if err := d.catalogs.Discovery.Check(cctx, now.Unix()); err != nil {
-			dp = healthPart{"Run discovery", partError, err.Error()}
-		}
-		cancel()
-		parts = append(parts, dp)
-	} else {
-		parts = append(parts, healthPart{"Run discovery", partOff, ""})
+	cctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	if err := d.catalogs.Discovery.Check(cctx, now.Unix()); err != nil {
+		return healthPart{"Run discovery", partError, err.Error()}
 	}
-	return parts
+	return healthPart{"Run discovery", partOK, d.settings.UserCountQuery}
 }
 
 // healthMaxRead is the most of a probe's answer promGet reads; a longer one
