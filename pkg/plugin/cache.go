@@ -115,6 +115,7 @@ const (
 	keyLivePhases                      // the phase breakdown of the live pod logs
 	keyListing                         // a listing of the catalogs; name: its options
 	keyStoreListing                    // a listing of the results store; name: its options
+	keyTestFile                        // a file beside a test's runs; name: the test and the file
 )
 
 // cacheKey identifies a cached value: what it is, of which run, under the
@@ -163,9 +164,12 @@ type caches struct {
 	trials     *cached[trialRow]
 	livePhases *cached[livePhase]
 	// listings and storeListings are listings, kept liveTTL (new runs
-	// appear within that); a failed listing retryTTL.
+	// appear within that); a failed listing retryTTL. testFiles are the
+	// files beside a test's runs (acks.yaml), kept as a listing is (an
+	// edit shows within liveTTL).
 	listings      *cached[listingResult]
 	storeListings *cached[storeListing]
+	testFiles     *cached[testFile]
 }
 
 // listingResult is a Catalogs.List answer.
@@ -179,6 +183,12 @@ type storeListing struct {
 	entries []runs.Entry
 	found   int
 	err     error
+}
+
+// testFile is a Store.ReadTestFile answer.
+type testFile struct {
+	data []byte
+	err  error
 }
 
 // listingKey is the cache key of a listing: its options but the clock
@@ -219,6 +229,20 @@ func (d *Datasource) listStore(ctx context.Context, o runs.ListOptions, limit in
 	return v.entries, v.found, v.err
 }
 
+// readTestFile is d.catalogs.Store.ReadTestFile through the cache of
+// test files: a repeated query within liveTTL sends the store no request.
+func (d *Datasource) readTestFile(ctx context.Context, testName, name string, limit int64) ([]byte, error) {
+	key := cacheKey{kind: keyTestFile, name: fmt.Sprintf("%q\x00%q\x00%d", testName, name, limit)}
+	v, _, err := d.cache.testFiles.get(ctx, key, func(ctx context.Context) (testFile, outcome) {
+		b, err := d.catalogs.Store.ReadTestFile(ctx, testName, name, limit)
+		return testFile{data: b, err: err}, listOutcome(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.data, v.err
+}
+
 func (d *Datasource) newCaches() caches {
 	n := max(d.settings.CacheEntries, 0)
 	timeout := computeTimeout(d.settings)
@@ -239,6 +263,7 @@ func (d *Datasource) newCaches() caches {
 		livePhases:    newCached[livePhase](n, timeout, now, nil),
 		listings:      newCached[listingResult](n, timeout, now, nil),
 		storeListings: newCached[storeListing](n, timeout, now, nil),
+		testFiles:     newCached[testFile](n, timeout, now, nil),
 	}
 }
 

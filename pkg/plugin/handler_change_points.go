@@ -87,7 +87,8 @@ func (d *Datasource) handleChangePoints(ctx context.Context, _ backend.PluginCon
 // changePoints searches the stored runs of testName up to tr's end, the
 // newest maxRunsPerQuery of each cohort (cohortRuns), with the spec's
 // defaults (minRuns, when set, replacing --min-runs), keys empty meaning
-// the default keys, and the store's acks.yaml; it returns the points whose
+// the default keys, and the store's acks.yaml (kept liveTTL, as a listing
+// is: an edit shows within that); it returns the points whose
 // run starts in tr, the number of runs searched and notices (an acks.yaml
 // that does not parse is ignored with a warning).
 func (d *Datasource) changePoints(ctx context.Context, testName string, keyList []string, minRuns *int, tr backend.TimeRange) ([]verdicts.ChangePoint, int, []data.Notice, error) {
@@ -115,7 +116,7 @@ func (d *Datasource) changePoints(ctx context.Context, testName string, keyList 
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("only the newest %d of %d stored runs of %s up to the end of the range were searched (maxRunsPerQuery): at most the newest %d of each cohort", len(searched), found, testName, limit)})
 	}
-	ackText, err := d.catalogs.Store.ReadTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
+	ackText, err := d.readTestFile(ctx, testName, "acks.yaml", maxAcksBytes)
 	if err != nil {
 		return nil, 0, nil, withStatus(backend.StatusBadGateway, err)
 	}

@@ -62,7 +62,7 @@ func opens(t testing.TB, e *env, qs ...backend.DataQuery) int64 {
 // the stored-run cache reads stats.jsonl), the identical next query opens
 // none, and compare, gates (latest against the latest baseline) and
 // changePoints over runs already read open
-// none either (acks.yaml, beside the runs, is read per changePoints query).
+// none either (acks.yaml, beside the runs, is read once per liveTTL).
 func TestStoredRunReadOnce(t *testing.T) {
 	const n = 30
 	e, ids, from, to := readStore(t, n)
@@ -91,12 +91,12 @@ func TestStoredRunReadOnce(t *testing.T) {
 	cps := q("P", from, to, map[string]any{"queryType": "changePoints", "testName": e.truth.TestName})
 	// changePoints also searches the run before the range (the env's own
 	// run, described by gates: its stats.jsonl); acks.yaml (absent here) is
-	// looked up once per query.
+	// looked up once, and kept liveTTL.
 	if got := opens(t, e, cps); got > 3+1 {
 		t.Errorf("changePoints after summary opened %d stored files, want at most the run before the range and acks.yaml", got)
 	}
-	if got := opens(t, e, cps); got > 1 {
-		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	if got := opens(t, e, cps); got != 0 {
+		t.Errorf("repeated changePoints opened %d stored files, want 0", got)
 	}
 }
 
@@ -111,8 +111,8 @@ func TestChangePointsReadOnce(t *testing.T) {
 		t.Errorf("first changePoints over %d runs opened %d stored files, want at most %d", n, got, 3*(n+1)+1)
 	}
 	t.Logf("changePoints over %d runs: %d stored files opened cold", n, got)
-	if got := opens(t, e, cps); got > 1 {
-		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	if got := opens(t, e, cps); got != 0 {
+		t.Errorf("repeated changePoints opened %d stored files, want 0", got)
 	}
 }
 
@@ -200,7 +200,7 @@ func TestStoredReadCounts(t *testing.T) {
 // window comes from the trial_summary row of stats.jsonl) go straight into
 // the stored-run cache, the one holder of stored rows: changePoints over
 // 20 such runs opens each stats.jsonl once (when listed) and computes
-// nothing in the cache, and the identical next query opens only acks.yaml.
+// nothing in the cache, and the identical next query opens none.
 func TestListedRowsKeptInTheOneCache(t *testing.T) {
 	e := newEnv(t, "steady")
 	end := e.now.Unix()
@@ -214,7 +214,7 @@ func TestListedRowsKeptInTheOneCache(t *testing.T) {
 	if misses != 0 || entries != 20 {
 		t.Errorf("stored-run cache: %d hits, %d misses, %d entries; want the 20 runs kept from the listing, none read again", hits, misses, entries)
 	}
-	if got := opens(t, e, cps); got > 1 {
-		t.Errorf("repeated changePoints opened %d stored files, want at most acks.yaml", got)
+	if got := opens(t, e, cps); got != 0 {
+		t.Errorf("repeated changePoints opened %d stored files, want 0", got)
 	}
 }

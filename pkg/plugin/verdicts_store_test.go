@@ -207,12 +207,18 @@ func TestVerdictsOverExportedStore(t *testing.T) {
 		t.Errorf("failed gates of the newest run: %v, want 1 (restore_p99_s above 0.8)", n)
 	}
 
-	// An acknowledgement in the store: the alert number drops, the point
-	// and its annotation stay, tagged acknowledged.
+	// An acknowledgement in the store: once the acks.yaml read is older
+	// than liveTTL, the alert number drops, the point and its annotation
+	// stay, tagged acknowledged.
 	ack := "- {key: restore_p99_s, run: " + st.Runs[13].ID + ", reason: slower restore path}\n"
 	if err := os.WriteFile(filepath.Join(st.Root, "runs", st.TestName, "acks.yaml"), []byte(ack), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if n := alertNumber(t, alert(to, cpQuery()), "unacknowledged_regressions"); n != 1 {
+		t.Errorf("unacknowledged regressions within %s of the ack: %v, want 1 (acks.yaml as read before)", liveTTL, n)
+	}
+	e.now = e.now.Add(liveTTL + time.Second)
+	c = e.client(t)
 	for _, end := range []int64{st.Runs[14].Start + 3600, to} {
 		if n := alertNumber(t, alert(end, cpQuery()), "unacknowledged_regressions"); n != 0 {
 			t.Errorf("unacknowledged regressions after the ack (range to %d): %v, want 0", end, n)
