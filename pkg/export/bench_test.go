@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/substrate/density/internal/cputime"
 	"github.com/substrate/density/internal/promtest"
 	"github.com/substrate/density/internal/simrun"
 	"github.com/substrate/density/pkg/cli"
@@ -97,15 +98,6 @@ func hasAPIHandler(series string) bool {
 	return false
 }
 
-// cpuTime is this process's user+system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // benchRunDir copies a generated run's Locust files into a fresh directory
 // (the export reads its steady window from stats_history.csv).
 func benchRunDir(b *testing.B, r *promtest.Run) string {
@@ -168,7 +160,7 @@ func BenchmarkExportDemo(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c0 := cpuTime(b)
+				c0 := cputime.Now(b)
 				t0 := time.Now()
 				b.StartTimer()
 
@@ -176,7 +168,7 @@ func BenchmarkExportDemo(b *testing.B) {
 
 				b.StopTimer()
 				wall += time.Since(t0)
-				cpu += cpuTime(b) - c0
+				cpu += cputime.Now(b) - c0
 				after, err := readPromStats(ctx, srv.URL)
 				if err != nil {
 					b.Fatal(err)

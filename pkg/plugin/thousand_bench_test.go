@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/substrate/density/internal/cputime"
 	"github.com/substrate/density/internal/storetest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/runs"
@@ -141,6 +142,7 @@ func benchThousand(b *testing.B, m *storetest.Many, now time.Time) {
 				b.ReportAllocs()
 				var a answer
 				var files, dirs int
+				var cpu time.Duration
 				for i := range b.N {
 					b.StopTimer()
 					e := newEnv(i)
@@ -150,12 +152,16 @@ func benchThousand(b *testing.B, m *storetest.Many, now time.Time) {
 					w.take(b)
 					runtime.GC()
 					b.StartTimer()
+					c0 := cputime.Now(b)
 					a = c.run(b, e)
+					cpu += cputime.Now(b) - c0
 					b.StopTimer()
 					f, d := w.take(b)
 					files, dirs = files+f, dirs+d
 					b.StartTimer()
 				}
+				// CPU time: the process's, the plugin serving in it included.
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(files)/float64(b.N), "files/op")
 				b.ReportMetric(float64(dirs)/float64(b.N), "dirs/op")
 				b.ReportMetric(float64(a.bytes), "answer-B")

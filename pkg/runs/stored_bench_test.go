@@ -7,10 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/substrate/density/internal/cputime"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/harvest"
 )
@@ -90,22 +89,14 @@ func BenchmarkReadStoredRun(b *testing.B) {
 	}{{"rows", PartRows}, {"all", PartAll}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuNow()
+			cpu0 := cputime.Now(b)
 			for b.Loop() {
 				s, err := Dir(dir, c.parts)
 				if err != nil || len(s.Problems) > 0 || s.Rows.Trial == nil || len(s.Rows.Phases) != 60 {
 					b.Fatalf("%v %v %d", err, s.Problems, len(s.Rows.Phases))
 				}
 			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Now(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuNow is this process's user+system CPU time: a measure the other
-// processes of a shared machine do not inflate the way they do wall time.
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
