@@ -42,6 +42,9 @@ func (j *job) notices(trial []frontier.Notice, trialWritten bool) []artifact.Not
 		out = append(out, artifact.Notice{Block: noticeTrial, Severity: artifact.SeverityInfo, Text: "not written (the run produced no stats)"})
 	}
 	if p := j.phased; p != nil {
+		for _, f := range p.Null {
+			out = append(out, artifact.Notice{Block: noticePhases, Field: f, Severity: artifact.SeverityWarning, Text: podsNotRead})
+		}
 		for _, n := range p.Notices {
 			out = append(out, artifact.Notice{Block: noticePhases, Severity: artifact.SeverityInfo, Text: n})
 		}

@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/substrate/density/pkg/artifact"
@@ -20,7 +21,14 @@ type phaseResult struct {
 	Groups  int
 	Stats   phases.Stats
 	Notices []string
+	// Null are the summary row's keys null by how the records were read
+	// (podsNotRead says why).
+	Null []string
 }
+
+// podsNotRead is why the summary's pod counts are null when the records
+// came from log files.
+const podsNotRead = "null: the records came from --phase-logs files; no pod log was read"
 
 // phaseLogFiles expands --phase-logs (phases.LogFiles); a bad path is a
 // usage error.
@@ -91,6 +99,9 @@ func phaseRows(p *engine.Phases, off string, run runs.Run) *phaseResult {
 	rows, _ := phases.Rows(key, p.Groups) // the collisions are among the notices
 	res.Rows = append(rows, phases.SummaryRow(key, p.Summary))
 	res.Groups = len(p.Groups)
+	if p.Summary.PodsRead == nil {
+		res.Null = []string{phases.KeyPodsRead, phases.KeyPodsFailed}
+	}
 	return res
 }
 
@@ -102,6 +113,9 @@ func printPhases(w io.Writer, p *phaseResult) {
 	}
 	if p.Rows != nil {
 		fmt.Fprintf(w, "%-16s %d record(s), %d phase row(s)\n", "phase_breakdown", p.Stats.Records, p.Groups)
+	}
+	if len(p.Null) > 0 {
+		fmt.Fprintf(w, "%-16s %s: %s\n", "phase_breakdown", strings.Join(p.Null, ", "), podsNotRead)
 	}
 	// One line per notice, up to maxPhaseNotices (a cluster whose pod logs
 	// are all unreadable would print one per pod).

@@ -17,6 +17,7 @@ import (
 	"github.com/substrate/density/internal/statstest"
 	"github.com/substrate/density/pkg/artifact"
 	"github.com/substrate/density/pkg/cli"
+	"github.com/substrate/density/pkg/runs"
 )
 
 // phaseRun generates the steady scenario with pod logs.
@@ -134,6 +135,13 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 		if !strings.Contains(e.out.String(), strconv.Itoa(tr.Phases.Late)+" record(s) after the run's end + atelet lag were dropped") {
 			t.Errorf("no late-record notice:\n%s", e.out.String())
 		}
+		// pods_read and pods_failed are null from files, each with its reason.
+		if !strings.Contains(e.out.String(), "pods_read, pods_failed: "+podsNotRead) {
+			t.Errorf("no pod-count notice printed:\n%s", e.out.String())
+		}
+		if got := podCountNotices(t, out); got != "pods_read,pods_failed" {
+			t.Errorf("notices.json pod-count reasons for %q, want pods_read,pods_failed", got)
+		}
 	})
 
 	t.Run("PHASE_LOGS", func(t *testing.T) {
@@ -169,6 +177,9 @@ func TestPhaseBreakdownSimulated(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, e.errOut.String())
 		}
 		checkPhaseRows(t, phaseLines(t, filepath.Join(out, "stats.jsonl")), tr, true)
+		if got := podCountNotices(t, out); got != "" {
+			t.Errorf("pods were read, yet notices.json says %q are null", got)
+		}
 		var logs, previous int
 		for _, r := range srv.Requests() {
 			if strings.HasSuffix(strings.SplitN(r, "?", 2)[0], "/log") {
@@ -313,4 +324,25 @@ func TestPhaseSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podCountNotices are the fields of the phase_breakdown warnings in out's
+// notices.json that say the pod counts were not read, comma-joined.
+func podCountNotices(t *testing.T, out string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, runs.FileNotices))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := artifact.ReadNotices(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, n := range ns {
+		if n.Block == noticePhases && n.Severity == artifact.SeverityWarning && n.Text == podsNotRead {
+			fields = append(fields, n.Field)
+		}
+	}
+	return strings.Join(fields, ",")
 }

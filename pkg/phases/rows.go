@@ -140,6 +140,12 @@ func intText(p *int) any {
 	return strconv.Itoa(*p)
 }
 
+// The summary row's pod counts: null when the records came from files.
+const (
+	KeyPodsRead   = "pods_read"
+	KeyPodsFailed = "pods_failed"
+)
+
 // SummaryRow is the phase_breakdown_summary row; its keys are exactly, in
 // order: records, pods_read, pods_failed, atelet_checkpoint_records,
 // locust_SuspendActor, locust_SuspendActor_failures,
@@ -148,8 +154,8 @@ func intText(p *int) any {
 func SummaryRow(key RunKey, s Summary) artifact.Row {
 	m := artifact.Object{
 		{Key: "records", Value: strconv.Itoa(s.Records)},
-		{Key: "pods_read", Value: intText(s.PodsRead)},
-		{Key: "pods_failed", Value: intText(s.PodsFailed)},
+		{Key: KeyPodsRead, Value: intText(s.PodsRead)},
+		{Key: KeyPodsFailed, Value: intText(s.PodsFailed)},
 		{Key: "atelet_checkpoint_records", Value: strconv.Itoa(s.AteletCheckpoint)},
 	}
 	if s.Suspend != nil {
