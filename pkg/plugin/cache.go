@@ -116,6 +116,8 @@ const (
 	keyListing                         // a listing of the catalogs; name: its options
 	keyStoreListing                    // a listing of the results store; name: its options
 	keyTestFile                        // a file beside a test's runs; name: the test and the file
+	keyLatest                          // the newest catalogued run; name: the test name
+	keyLatestStored                    // the newest stored run; name: the test name
 )
 
 // cacheKey identifies a cached value: what it is, of which run, under the
@@ -170,6 +172,15 @@ type caches struct {
 	listings      *cached[listingResult]
 	storeListings *cached[storeListing]
 	testFiles     *cached[testFile]
+	// latest are the answers to "latest", kept as a listing is: every
+	// panel of a dashboard with run latest resolves it on each refresh.
+	latest *cached[latestRun]
+}
+
+// latestRun is a Catalogs.Latest or Store.Latest answer.
+type latestRun struct {
+	entry runs.Entry
+	err   error
 }
 
 // listingResult is a Catalogs.List answer.
@@ -243,6 +254,30 @@ func (d *Datasource) readTestFile(ctx context.Context, testName, name string, li
 	return v.data, v.err
 }
 
+// latestRun is the newest run of testName (any test when empty) through
+// the cache of "latest": of the catalogs (the results store and, without a
+// test name, the runs discovered in Prometheus), or of the store alone.
+func (d *Datasource) latestRun(ctx context.Context, testName string, storedOnly bool) (runs.Entry, error) {
+	kind := keyLatest
+	if storedOnly {
+		kind = keyLatestStored
+	}
+	v, _, err := d.cache.latest.get(ctx, cacheKey{kind: kind, name: testName}, func(ctx context.Context) (latestRun, outcome) {
+		var e runs.Entry
+		var err error
+		if storedOnly {
+			e, err = d.catalogs.Store.Latest(ctx, testName)
+		} else {
+			e, err = d.catalogs.Latest(ctx, testName, d.now().Unix())
+		}
+		return latestRun{entry: e, err: err}, listOutcome(err)
+	})
+	if err != nil {
+		return runs.Entry{}, err
+	}
+	return v.entry, v.err
+}
+
 func (d *Datasource) newCaches() caches {
 	n := max(d.settings.CacheEntries, 0)
 	timeout := computeTimeout(d.settings)
@@ -264,6 +299,7 @@ func (d *Datasource) newCaches() caches {
 		listings:      newCached[listingResult](n, timeout, now, nil),
 		storeListings: newCached[storeListing](n, timeout, now, nil),
 		testFiles:     newCached[testFile](n, timeout, now, nil),
+		latest:        newCached[latestRun](n, timeout, now, nil),
 	}
 }
 

@@ -109,7 +109,7 @@ func (d *Datasource) gatesRun(ctx context.Context, t gatesRuns) (*verdicts.Run, 
 	if !t.latest {
 		return d.loadStoredRun(ctx, t.run)
 	}
-	e, err := d.catalogs.Store.Latest(ctx, t.testName)
+	e, err := d.latestRun(ctx, t.testName, true)
 	if err != nil {
 		return nil, catalogError(err)
 	}

@@ -233,7 +233,7 @@ func (d *Datasource) resolveRun(ctx context.Context, ref string, q backend.DataQ
 		}
 		return e, nil
 	case runs.IDLatest:
-		e, err := d.catalogs.Latest(ctx, testName, now)
+		e, err := d.latestRun(ctx, testName, false)
 		if err != nil {
 			return runs.Entry{}, catalogError(err)
 		}

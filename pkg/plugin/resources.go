@@ -192,7 +192,7 @@ func (d *Datasource) serveRun(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
-		e, err = d.catalogs.Latest(r.Context(), testName, d.now().Unix())
+		e, err = d.latestRun(r.Context(), testName, false)
 	} else {
 		e, err = d.catalogs.Get(r.Context(), rid, d.now().Unix())
 	}
