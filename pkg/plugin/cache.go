@@ -165,41 +165,41 @@ type caches struct {
 	ladders    *cached[ladderRead]
 	trials     *cached[trialRow]
 	livePhases *cached[livePhase]
-	// listings and storeListings are listings, kept liveTTL (new runs
-	// appear within that); a failed listing retryTTL. testFiles are the
-	// files beside a test's runs (acks.yaml), kept as a listing is (an
-	// edit shows within liveTTL).
-	listings      *cached[listingResult]
-	storeListings *cached[storeListing]
-	testFiles     *cached[testFile]
-	// latest are the answers to "latest", kept as a listing is: every
-	// panel of a dashboard with run latest resolves it on each refresh.
-	latest *cached[latestRun]
+	// listings, storeListings, testFiles and latest hold answers about
+	// the store's contents, kept liveTTL (new runs and edits appear within
+	// that); a failed answer retryTTL. testFiles are the files beside a
+	// test's runs (acks.yaml); latest the run "latest" names, which every
+	// panel of a dashboard with run latest resolves on each refresh.
+	listings      *cached[liveAnswer[runs.Listing]]
+	storeListings *cached[liveAnswer[storeListing]]
+	testFiles     *cached[liveAnswer[[]byte]]
+	latest        *cached[liveAnswer[runs.Entry]]
 }
 
-// latestRun is a Catalogs.Latest or Store.Latest answer.
-type latestRun struct {
-	entry runs.Entry
-	err   error
-}
-
-// listingResult is a Catalogs.List answer.
-type listingResult struct {
-	listing runs.Listing
-	err     error
+// liveAnswer is a store or catalog answer with its error: a failed answer
+// is kept too, for retryTTL.
+type liveAnswer[T any] struct {
+	v   T
+	err error
 }
 
 // storeListing is a Store.ListNewest answer.
 type storeListing struct {
 	entries []runs.Entry
 	found   int
-	err     error
 }
 
-// testFile is a Store.ReadTestFile answer.
-type testFile struct {
-	data []byte
-	err  error
+// getLive is read through c under key, kept as a listing is (listOutcome).
+func getLive[T any](ctx context.Context, c *cached[liveAnswer[T]], key cacheKey, read func(context.Context) (T, error)) (T, error) {
+	a, _, err := c.get(ctx, key, func(ctx context.Context) (liveAnswer[T], outcome) {
+		v, err := read(ctx)
+		return liveAnswer[T]{v: v, err: err}, listOutcome(err)
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return a.v, a.err
 }
 
 // listingKey is the cache key of a listing: its options but the clock
@@ -218,64 +218,41 @@ func listOutcome(err error) outcome {
 
 // listCatalogs is d.catalogs.List through the listing cache.
 func (d *Datasource) listCatalogs(ctx context.Context, o runs.ListOptions) (runs.Listing, error) {
-	v, _, err := d.cache.listings.get(ctx, listingKey(keyListing, o, d.catalogs.MaxRuns), func(ctx context.Context) (listingResult, outcome) {
-		l, err := d.catalogs.List(ctx, o)
-		return listingResult{listing: l, err: err}, listOutcome(err)
+	return getLive(ctx, d.cache.listings, listingKey(keyListing, o, d.catalogs.MaxRuns), func(ctx context.Context) (runs.Listing, error) {
+		return d.catalogs.List(ctx, o)
 	})
-	if err != nil {
-		return runs.Listing{}, err
-	}
-	return v.listing, v.err
 }
 
 // listStore is d.catalogs.Store.ListNewest through the listing cache.
 func (d *Datasource) listStore(ctx context.Context, o runs.ListOptions, limit int) ([]runs.Entry, int, error) {
-	v, _, err := d.cache.storeListings.get(ctx, listingKey(keyStoreListing, o, limit), func(ctx context.Context) (storeListing, outcome) {
+	l, err := getLive(ctx, d.cache.storeListings, listingKey(keyStoreListing, o, limit), func(ctx context.Context) (storeListing, error) {
 		es, found, err := d.catalogs.Store.ListNewest(ctx, o, limit)
-		return storeListing{entries: es, found: found, err: err}, listOutcome(err)
+		return storeListing{entries: es, found: found}, err
 	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return v.entries, v.found, v.err
+	return l.entries, l.found, err
 }
 
 // readTestFile is d.catalogs.Store.ReadTestFile through the cache of
 // test files: a repeated query within liveTTL sends the store no request.
 func (d *Datasource) readTestFile(ctx context.Context, testName, name string, limit int64) ([]byte, error) {
 	key := cacheKey{kind: keyTestFile, name: fmt.Sprintf("%q\x00%q\x00%d", testName, name, limit)}
-	v, _, err := d.cache.testFiles.get(ctx, key, func(ctx context.Context) (testFile, outcome) {
-		b, err := d.catalogs.Store.ReadTestFile(ctx, testName, name, limit)
-		return testFile{data: b, err: err}, listOutcome(err)
+	return getLive(ctx, d.cache.testFiles, key, func(ctx context.Context) ([]byte, error) {
+		return d.catalogs.Store.ReadTestFile(ctx, testName, name, limit)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.data, v.err
 }
 
 // latestRun is the newest run of testName (any test when empty) through
 // the cache of "latest": of the catalogs (the results store and, without a
 // test name, the runs discovered in Prometheus), or of the store alone.
 func (d *Datasource) latestRun(ctx context.Context, testName string, storedOnly bool) (runs.Entry, error) {
-	kind := keyLatest
 	if storedOnly {
-		kind = keyLatestStored
+		return getLive(ctx, d.cache.latest, cacheKey{kind: keyLatestStored, name: testName}, func(ctx context.Context) (runs.Entry, error) {
+			return d.catalogs.Store.Latest(ctx, testName)
+		})
 	}
-	v, _, err := d.cache.latest.get(ctx, cacheKey{kind: kind, name: testName}, func(ctx context.Context) (latestRun, outcome) {
-		var e runs.Entry
-		var err error
-		if storedOnly {
-			e, err = d.catalogs.Store.Latest(ctx, testName)
-		} else {
-			e, err = d.catalogs.Latest(ctx, testName, d.now().Unix())
-		}
-		return latestRun{entry: e, err: err}, listOutcome(err)
+	return getLive(ctx, d.cache.latest, cacheKey{kind: keyLatest, name: testName}, func(ctx context.Context) (runs.Entry, error) {
+		return d.catalogs.Latest(ctx, testName, d.now().Unix())
 	})
-	if err != nil {
-		return runs.Entry{}, err
-	}
-	return v.entry, v.err
 }
 
 func (d *Datasource) newCaches() caches {
@@ -296,10 +273,10 @@ func (d *Datasource) newCaches() caches {
 		ladders:       newCached[ladderRead](n, timeout, now, nil),
 		trials:        newCached[trialRow](n, timeout, now, nil),
 		livePhases:    newCached[livePhase](n, timeout, now, nil),
-		listings:      newCached[listingResult](n, timeout, now, nil),
-		storeListings: newCached[storeListing](n, timeout, now, nil),
-		testFiles:     newCached[testFile](n, timeout, now, nil),
-		latest:        newCached[latestRun](n, timeout, now, nil),
+		listings:      newCached[liveAnswer[runs.Listing]](n, timeout, now, nil),
+		storeListings: newCached[liveAnswer[storeListing]](n, timeout, now, nil),
+		testFiles:     newCached[liveAnswer[[]byte]](n, timeout, now, nil),
+		latest:        newCached[liveAnswer[runs.Entry]](n, timeout, now, nil),
 	}
 }
 
