@@ -175,23 +175,7 @@ func readDir(path string, parts Part, open opener) (*Stored, error) {
 	var peekProblem *FileProblem
 	if e.Artifacts.ServerSummary {
 		var rec Recorded
-		if parts&PartSummary != 0 {
-			// The bytes read before a failed read still tell the metadata
-			// (it comes first); read reports the failure as the summary's
-			// problem.
-			b, readErr := readFile(ctx, open, FileServerSummary)
-			rec, _ = PeekServerSummaryMeta(bytes.NewReader(b))
-			open = servedOpener(open, FileServerSummary, b, readErr)
-		} else {
-			rc, err := open(ctx, FileServerSummary)
-			if err == nil {
-				rec, err = PeekServerSummaryMeta(rc)
-				_ = rc.Close()
-			}
-			if err != nil {
-				peekProblem = &FileProblem{File: FileServerSummary, Kind: Unreadable, Err: err}
-			}
-		}
+		rec, open, peekProblem = peekDirSummary(ctx, open, parts)
 		e.RowKey = rec.RowKey()
 		if rec.TestName != nil {
 			e.TestName = *rec.TestName
@@ -213,6 +197,29 @@ func readDir(path string, parts Part, open opener) (*Stored, error) {
 	return st, nil
 }
 
+// peekDirSummary reads server_summary.json's metadata. With PartSummary
+// the file is read whole once and the returned opener serves those bytes
+// to the summary's read (which reports a failed read as its problem; the
+// bytes read before it still tell the metadata, which comes first);
+// otherwise only the metadata is read, and a failure is the problem.
+func peekDirSummary(ctx context.Context, open opener, parts Part) (Recorded, opener, *FileProblem) {
+	if parts&PartSummary != 0 {
+		b, readErr := readFile(ctx, open, FileServerSummary)
+		rec, _ := PeekServerSummaryMeta(bytes.NewReader(b))
+		return rec, servedOpener(open, FileServerSummary, b, readErr), nil
+	}
+	rc, err := open(ctx, FileServerSummary)
+	var rec Recorded
+	if err == nil {
+		rec, err = PeekServerSummaryMeta(rc)
+		_ = rc.Close()
+	}
+	if err != nil {
+		return rec, open, &FileProblem{File: FileServerSummary, Kind: Unreadable, Err: err}
+	}
+	return rec, open, nil
+}
+
 // servedOpener is open with the file name served from b (or failing with
 // readErr, the error of reading it) instead of opened again.
 func servedOpener(open opener, name string, b []byte, readErr error) opener {
@@ -223,18 +230,9 @@ func servedOpener(open opener, name string, b []byte, readErr error) opener {
 		if readErr != nil {
 			return nil, readErr
 		}
-		return servedFile{Reader: bytes.NewReader(b), b: b}, nil
+		return io.NopCloser(bytes.NewReader(b)), nil
 	}
 }
-
-// servedFile is a file already read whole: readFile takes its bytes
-// rather than copying them.
-type servedFile struct {
-	*bytes.Reader
-	b []byte
-}
-
-func (servedFile) Close() error { return nil }
 
 // read reads the asked parts the run has.
 func read(ctx context.Context, e Entry, parts Part, open opener) *Stored {
@@ -287,9 +285,6 @@ func readFile(ctx context.Context, open opener, name string) ([]byte, error) {
 	rc, err := open(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	if f, ok := rc.(servedFile); ok {
-		return f.b, nil
 	}
 	b, err := io.ReadAll(&limitedReader{r: rc, left: MaxStoredFile})
 	_ = rc.Close()
