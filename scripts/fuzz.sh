@@ -55,29 +55,40 @@ fi
 count=$(echo "$targets" | wc -l)
 echo "fuzzing ${count} targets for ${FUZZTIME} each (TMPDIR=${TMPDIR}, logs in ${logs})"
 
+# fuzz_once DIR TARGET FUZZTIME LOG fuzzes one target into LOG and sets rc,
+# run_execs (the executions it reached) and crash (the failing input it
+# wrote, if any).
+fuzz_once() {
+	go test -run '^$' -fuzz "^${2}\$" -fuzztime "$3" -fuzzminimizetime "$MINIMIZE" "./${1}" >"$4" 2>&1
+	rc=$?
+	run_execs=$(grep -oE 'execs: [0-9]+' "$4" | tail -1 | grep -oE '[0-9]+')
+	crash=$(grep -oE 'Failing input written to [^ ]+' "$4" | head -1 | sed 's/Failing input written to //')
+}
+
+# deadline_only LOG: the run failed with nothing but a bare "context
+# deadline exceeded": Go 1.26's coordinator can end a duration-bounded run
+# so with no failing input (go.dev/issue/75804, fixed in Go 1.27).
+deadline_only() {
+	[ "$(grep -cvE '^(fuzz: |--- FAIL: |FAIL|exit status |\s+context deadline exceeded$|ok\s)' "$1")" -eq 0 ] &&
+		grep -qE '^\s+context deadline exceeded$' "$1"
+}
+
 failed=0
 start=$(date +%s)
 while read -r dir name; do
 	log="$logs/${dir//\//_}_${name}.log"
 	t0=$(date +%s)
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" "./${dir}" >"$log" 2>&1
-	rc=$?
-	execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
+	fuzz_once "$dir" "$name" "$FUZZTIME" "$log"
+	execs=$run_execs
 	fresh=$(grep -oE 'new interesting: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
-	crash=$(grep -oE 'Failing input written to [^ ]+' "$log" | head -1 | sed 's/Failing input written to //')
 	finding=none
-	# Go 1.26's coordinator can end a duration-bounded run with a bare
-	# "context deadline exceeded" and no failing input (go.dev/issue/75804,
-	# fixed in Go 1.27). Such a target is fuzzed again for as many
-	# executions as it reached, counted, which has no deadline to race; a
-	# real finding writes its input and is never retried.
-	if [ "$rc" -ne 0 ] && [ -z "$crash" ] && [ "$(grep -cvE '^(fuzz: |--- FAIL: |FAIL|exit status |\s+context deadline exceeded$|ok\s)' "$log")" -eq 0 ] &&
-		grep -qE '^\s+context deadline exceeded$' "$log"; then
+	# Such a target is fuzzed again for as many executions as it reached,
+	# counted, which has no deadline to race; a real finding writes its
+	# input and is never retried.
+	if [ "$rc" -ne 0 ] && [ -z "$crash" ] && deadline_only "$log"; then
 		mv "$log" "$log.deadline"
-		go test -run '^$' -fuzz "^${name}\$" -fuzztime "${execs:-1000}x" -fuzzminimizetime "$MINIMIZE" "./${dir}" >"$log" 2>&1
-		rc=$?
-		execs=$((${execs:-0} + $(grep -oE 'execs: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)))
-		crash=$(grep -oE 'Failing input written to [^ ]+' "$log" | head -1 | sed 's/Failing input written to //')
+		fuzz_once "$dir" "$name" "${execs:-1000}x" "$log"
+		execs=$((${execs:-0} + ${run_execs:-0}))
 		[ "$rc" -eq 0 ] && finding="none (a duration run ended on go.dev/issue/75804 with no input written; fuzzed again by count)"
 	fi
 	took=$(($(date +%s) - t0))
