@@ -198,6 +198,68 @@ func walkFiles(t testing.TB, root string, put func(key string, content []byte)) 
 	}
 }
 
+// Keys are the slash keys of the files under root: the objects Bucket
+// copies from it.
+func Keys(t testing.TB, root string) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	walkFiles(t, root, func(key string, _ []byte) { keys[key] = true })
+	return keys
+}
+
+// ObjectRequests are the requests of one Take of a GCS by what they name:
+// list requests by prefix, and the other requests by the object key they
+// name (a read or a stat, of a stored object or of an absent one).
+type ObjectRequests struct {
+	Total, Lists int
+	Listed       map[string]int // list requests by prefix
+	ByKey        map[string]int
+	Other        []string // requests naming no object of the bucket
+}
+
+// Reads are the requests that are not lists.
+func (r ObjectRequests) Reads() int { return r.Total - r.Lists }
+
+// PerPrefix is the most list requests of one prefix.
+func (r ObjectRequests) PerPrefix() int {
+	n := 0
+	for _, v := range r.Listed {
+		n = max(n, v)
+	}
+	return n
+}
+
+// TakeObjects takes the requests counted since the last take and sorts
+// them by what they name in bucket. gcsblob reads an object through the
+// XML API (GET /<bucket>/<key>) and stats it through the JSON API
+// (GET /storage/v1/b/<bucket>/o/<key>).
+func (g *GCS) TakeObjects(bucket string) ObjectRequests {
+	total, byPath, lists := g.Log.Take()
+	r := ObjectRequests{Total: total, Listed: lists, ByKey: map[string]int{}}
+	for _, n := range lists {
+		r.Lists += n
+	}
+	listPath := "GET /storage/v1/b/" + bucket + "/o"
+	for p, n := range byPath {
+		if p == listPath {
+			continue
+		}
+		key, ok := "", false
+		for _, prefix := range []string{"GET /storage/v1/b/" + bucket + "/o/", "GET /download/storage/v1/b/" + bucket + "/o/", "GET /" + bucket + "/"} {
+			if k, found := strings.CutPrefix(p, prefix); found {
+				key, ok = k, true
+				break
+			}
+		}
+		if !ok {
+			r.Other = append(r.Other, fmt.Sprintf("%s (%d)", p, n))
+			continue
+		}
+		r.ByKey[key] += n
+	}
+	return r
+}
+
 // Bucket copies the directory tree at root (a file:// store) into a new
 // bucket and returns its gs:// URL.
 func (g *GCS) Bucket(t testing.TB, root string) string {

@@ -3,10 +3,8 @@ package plugin
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,75 +15,6 @@ import (
 	"github.com/substrate/density/internal/objstoretest"
 	"github.com/substrate/density/internal/storetest"
 )
-
-// gcsRequests are one query's requests to the bucket: list requests, and
-// the other requests by the object key they name (a read or a stat, of a
-// stored object or of an absent one such as acks.yaml).
-type gcsRequests struct {
-	total, lists int
-	listed       map[string]int // list requests by prefix
-	byKey        map[string]int
-	other        []string // requests naming no object of the bucket
-}
-
-func (r gcsRequests) reads() int { return r.total - r.lists }
-
-// perPrefix is the most list requests of one prefix.
-func (r gcsRequests) perPrefix() int {
-	n := 0
-	for _, v := range r.listed {
-		n = max(n, v)
-	}
-	return n
-}
-
-// takeGCS classifies the requests the proxy counted since the last take.
-// gcsblob reads an object through the XML API (GET /<bucket>/<key>) and
-// stats it through the JSON API (GET /storage/v1/b/<bucket>/o/<key>).
-func takeGCS(g *objstoretest.GCS, bucket string) gcsRequests {
-	total, byPath, lists := g.Log.Take()
-	r := gcsRequests{total: total, listed: lists, byKey: map[string]int{}}
-	for _, n := range lists {
-		r.lists += n
-	}
-	listPath := "GET /storage/v1/b/" + bucket + "/o"
-	for p, n := range byPath {
-		if p == listPath {
-			continue
-		}
-		key, ok := "", false
-		for _, prefix := range []string{"GET /storage/v1/b/" + bucket + "/o/", "GET /download/storage/v1/b/" + bucket + "/o/", "GET /" + bucket + "/"} {
-			if k, found := strings.CutPrefix(p, prefix); found {
-				key, ok = k, true
-				break
-			}
-		}
-		if !ok {
-			r.other = append(r.other, fmt.Sprintf("%s (%d)", p, n))
-			continue
-		}
-		r.byKey[key] += n
-	}
-	return r
-}
-
-// storedKeys are the slash keys of the files under root.
-func storedKeys(t *testing.T, root string) map[string]bool {
-	t.Helper()
-	keys := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		keys[filepath.ToSlash(rel)] = true
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
 
 // The stored-run reads over GCS (fake-gcs-server behind a counting proxy,
 // through gcsblob as production reads gs://): each query over a store of
@@ -104,12 +33,12 @@ func TestStoredRunsOverGCS(t *testing.T) {
 	g := objstoretest.StartGCS(t)
 	u := g.Bucket(t, m.Root)
 	bucket := strings.TrimPrefix(u, "gs://")
-	stored := storedKeys(t, m.Root)
+	stored := objstoretest.Keys(t, m.Root)
 	from, to := now.Add(-22*24*time.Hour).Unix(), now.Unix()
 
 	type row struct {
 		name       string
-		cold, warm gcsRequests
+		cold, warm objstoretest.ObjectRequests
 		needed     int
 		rows       int
 	}
@@ -145,13 +74,13 @@ func TestStoredRunsOverGCS(t *testing.T) {
 			jsonData: map[string]any{"resultsStore": u, "discoverRuns": false, "timeoutSeconds": 60, "gates": "gates:\n  - {key: cluster_packing_p50, min: 0.5}\n"},
 			uid:      fmt.Sprintf("ds-gcs-%d-%d", envSeq.Add(1), i),
 		}
-		ask := func() (backend.DataResponse, gcsRequests) {
-			takeGCS(g, bucket)
+		ask := func() (backend.DataResponse, objstoretest.ObjectRequests) {
+			g.TakeObjects(bucket)
 			r := e.query(t, e.client(t), q("A", from, to, maps.Clone(c.model)))["A"]
 			if r.Error != nil {
 				t.Fatalf("%s: %v (status %d)", c.name, r.Error, r.Status)
 			}
-			return r, takeGCS(g, bucket)
+			return r, g.TakeObjects(bucket)
 		}
 		coldResp, cold := ask()
 		warmResp, warm := ask()
@@ -166,26 +95,26 @@ func TestStoredRunsOverGCS(t *testing.T) {
 		for _, f := range c.lookup {
 			needed[dir+f] = true
 		}
-		for _, k := range slices.Sorted(maps.Keys(cold.byKey)) {
+		for _, k := range slices.Sorted(maps.Keys(cold.ByKey)) {
 			switch {
-			case c.headThenWhole && path.Base(k) == "server_summary.json" && cold.byKey[k] == 2:
-			case cold.byKey[k] > 1:
-				t.Errorf("%s cold: %d requests for %s, want at most 1", c.name, cold.byKey[k], k)
+			case c.headThenWhole && path.Base(k) == "server_summary.json" && cold.ByKey[k] == 2:
+			case cold.ByKey[k] > 1:
+				t.Errorf("%s cold: %d requests for %s, want at most 1", c.name, cold.ByKey[k], k)
 			case !needed[k]:
 				t.Errorf("%s cold: read %s, which it does not need", c.name, k)
 			}
 		}
-		if len(cold.other) > 0 {
-			t.Errorf("%s cold: requests naming no object: %v", c.name, cold.other)
+		if len(cold.Other) > 0 {
+			t.Errorf("%s cold: requests naming no object: %v", c.name, cold.Other)
 		}
-		if cold.reads() > len(needed) {
-			t.Errorf("%s cold: %d object reads, want at most the %d files it needs", c.name, cold.reads(), len(needed))
+		if cold.Reads() > len(needed) {
+			t.Errorf("%s cold: %d object reads, want at most the %d files it needs", c.name, cold.Reads(), len(needed))
 		}
-		if cold.lists == 0 || cold.reads() == 0 {
-			t.Errorf("%s cold: %d lists, %d object reads; want the store listed and read", c.name, cold.lists, cold.reads())
+		if cold.Lists == 0 || cold.Reads() == 0 {
+			t.Errorf("%s cold: %d lists, %d object reads; want the store listed and read", c.name, cold.Lists, cold.Reads())
 		}
-		if warm.total != 0 {
-			t.Errorf("%s warm: %d requests (%d lists, object reads %v, other %v), want 0", c.name, warm.total, warm.lists, warm.byKey, warm.other)
+		if warm.Total != 0 {
+			t.Errorf("%s warm: %d requests (%d lists, object reads %v, other %v), want 0", c.name, warm.Total, warm.Lists, warm.ByKey, warm.Other)
 		}
 
 		rows := 0
@@ -219,7 +148,7 @@ func TestStoredRunsOverGCS(t *testing.T) {
 	fmt.Fprintf(&b, "%d objects in %s (test %s: 12 runs of 4 files; test %s: 20 runs of 1 file)\n", len(stored), u, m.TestName, nightly)
 	fmt.Fprintf(&b, "%-16s %5s %5s %13s %5s %6s %5s %4s\n", "query", "cold", "lists", "lists/prefix", "reads", "needed", "warm", "rows")
 	for _, r := range table {
-		fmt.Fprintf(&b, "%-16s %5d %5d %13d %5d %6d %5d %4d\n", r.name, r.cold.total, r.cold.lists, r.cold.perPrefix(), r.cold.reads(), r.needed, r.warm.total, r.rows)
+		fmt.Fprintf(&b, "%-16s %5d %5d %13d %5d %6d %5d %4d\n", r.name, r.cold.Total, r.cold.Lists, r.cold.PerPrefix(), r.cold.Reads(), r.needed, r.warm.Total, r.rows)
 	}
 	t.Logf("requests to the bucket per query: cold (a new instance; lists and object reads) and warm (the same query again):\n%s", b.String())
 }
