@@ -225,6 +225,10 @@ func TestStoredRunsOutliveRetention(t *testing.T) {
 		{"queryType": "compare", "baseline": prev, "candidate": one},
 		{"queryType": "changePoints", "testName": tr.TestName},
 		{"queryType": "annotations"},
+		{"queryType": "annotations", "testName": tr.TestName, "changePoints": true},
+		{"queryType": "summary", "run": "latest", "testName": tr.TestName},
+		{"queryType": "gates", "run": "latest", "testName": tr.TestName, "baseline": "latest"},
+		{"queryType": "gates", "run": "latest", "testName": tr.TestName, "format": "numeric"},
 	} {
 		before := proxy.n.Load()
 		r := e.query(t, c, q("D", tr.Start+day-600, tr.Start+10*day+600, m))["D"]
